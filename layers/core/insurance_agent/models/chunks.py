@@ -1,0 +1,29 @@
+"""Chunks as stored in Qdrant and as returned by retrieval."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class ChunkPayload(BaseModel):
+    """Payload stored with every chunk point (DESIGN.md section 6)."""
+
+    chunk_id: str
+    file_id: str
+    title: str
+    domain: str | None = None
+    product: str | None = None
+    chunk_index: int = 0
+    language: str = "fa"
+    audience: list[str] = Field(default_factory=lambda: ["user", "officer", "admin"])
+    tenant_id: str
+    text: str
+    heading: str | None = None
+
+
+class RetrievedChunk(ChunkPayload):
+    """A chunk returned for a query, best first; `score` is the final pipeline score."""
+
+    score: float = 0.0
+    # Neighbouring chunks merged in for context; `text` already holds the expanded window.
+    expanded_from: list[str] = Field(default_factory=list)

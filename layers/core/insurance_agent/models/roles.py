@@ -1,0 +1,128 @@
+"""Typed inputs and outputs of the model roles (DESIGN.md section 7), shared by every provider."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from insurance_agent.models.chunks import RetrievedChunk
+from insurance_agent.models.turn import ClarifyOption
+
+
+class Intent(str, Enum):
+    CHITCHAT = "chitchat"
+    KNOWLEDGE = "knowledge"
+    ACCOUNT = "account"
+    HANDOFF_REQUEST = "handoff_request"
+    OUT_OF_SCOPE = "out_of_scope"
+
+
+class GradeVerdict(str, Enum):
+    SUFFICIENT = "sufficient"
+    AMBIGUOUS = "ambiguous"
+    INSUFFICIENT = "insufficient"
+
+
+class HistoryTurn(BaseModel):
+    """One earlier turn of the thread, as the roles see it."""
+
+    message: str
+    reply: str = ""
+    status: str = "answer"
+    query: str = ""
+    language: str = "fa"
+    options: list[ClarifyOption] = Field(default_factory=list)
+    scope: dict[str, str] = Field(default_factory=dict)
+
+
+class TriageRequest(BaseModel):
+    message: str
+    history: list[HistoryTurn] = Field(default_factory=list)
+    locale: str | None = None
+
+
+class TriageResult(BaseModel):
+    intent: Intent
+    restricted: bool = False
+    restricted_category: str | None = None
+    frustration: bool = False
+    language: Literal["fa", "en"] = "fa"
+    confidence: float = 1.0
+
+
+class ContextualizeRequest(BaseModel):
+    message: str
+    history: list[HistoryTurn] = Field(default_factory=list)
+    profile: dict = Field(default_factory=dict)
+    language: Literal["fa", "en"] = "fa"
+
+
+class ContextualizeResult(BaseModel):
+    standalone_query: str
+    # Set when the user picked an option of the previous clarifying question: retrieval is scoped to it.
+    scope: dict[str, str] = Field(default_factory=dict)
+
+
+class ChunkRelevance(BaseModel):
+    chunk_id: str
+    relevant: bool
+    score: float = 0.0
+
+
+class GradeRequest(BaseModel):
+    query: str
+    chunks: list[RetrievedChunk]
+
+
+class GradeResult(BaseModel):
+    verdict: GradeVerdict
+    relevance: list[ChunkRelevance] = Field(default_factory=list)
+
+
+class ClarifyRequest(BaseModel):
+    query: str
+    message: str
+    chunks: list[RetrievedChunk]
+    options: list[ClarifyOption]
+    language: Literal["fa", "en"] = "fa"
+
+
+class ClarifyResult(BaseModel):
+    question: str
+
+
+class Claim(BaseModel):
+    text: str
+    chunk_ids: list[str] = Field(default_factory=list)
+
+
+class GenerateRequest(BaseModel):
+    route: Intent
+    message: str
+    query: str
+    chunks: list[RetrievedChunk] = Field(default_factory=list)
+    language: Literal["fa", "en"] = "fa"
+    # Claims the last verify found unsupported: a regeneration must drop or fix them.
+    feedback: list[str] = Field(default_factory=list)
+
+
+class GenerateResult(BaseModel):
+    answer: str
+    claims: list[Claim] = Field(default_factory=list)
+    citations: list[str] = Field(default_factory=list)
+    answered: bool
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+class VerifyRequest(BaseModel):
+    answer: str
+    claims: list[Claim]
+    chunks: list[RetrievedChunk]
+
+
+class VerifyResult(BaseModel):
+    grounded: bool
+    unsupported_claims: list[str] = Field(default_factory=list)
+    support: float = Field(default=1.0, ge=0.0, le=1.0)

@@ -1,0 +1,1 @@
+"""The logic of each graph node. Handlers in functions/<node>/app.py only wrap these."""

@@ -1,0 +1,15 @@
+"""account: the authenticated user's own policies as evidence (identity from the execution input only)."""
+
+from __future__ import annotations
+
+from insurance_agent.models.state import TurnState
+from insurance_agent.nodes.common import save
+from insurance_agent.store.accounts import get_accounts_source, policy_evidence
+
+
+def run(state: TurnState) -> TurnState:
+    turn = state.require_turn()
+    records = get_accounts_source().policies(turn.tenant_id, turn.user_id)
+    evidence = policy_evidence(records, state.language)
+    save(state, account_chunks=[c.model_dump() for c in evidence], query=turn.message, scope={})
+    return state

@@ -1,0 +1,41 @@
+"""Helpers shared by the nodes: reply shaping and access to the turn's working data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from insurance_agent.models.chunks import RetrievedChunk
+from insurance_agent.models.state import TurnState
+from insurance_agent.models.turn import Trace, TurnReply
+from insurance_agent.store import turns
+
+
+def parts(state: TurnState) -> dict[str, Any]:
+    turn = state.require_turn()
+    return turns.get_parts(turn.turn_id, turn.thread_id)
+
+
+def save(state: TurnState, **values: Any) -> None:
+    turn = state.require_turn()
+    turns.put_parts(turn.turn_id, turn.thread_id, **values)
+
+
+def chunks_of(stored: dict[str, Any]) -> list[RetrievedChunk]:
+    return [RetrievedChunk.model_validate(c) for c in stored.get("chunks", [])]
+
+
+def with_trace(state: TurnState, reply: TurnReply) -> TurnReply:
+    """The reply with the turn id and the path the execution took through the graph."""
+    raw_id = state.input.get("turn_id", "") if isinstance(state.input, dict) else ""
+    turn_id = state.turn.turn_id if state.turn else (raw_id[:128] if isinstance(raw_id, str) else "")
+    return reply.model_copy(
+        update={
+            "turn_id": turn_id,
+            "language": state.language if state.language in ("fa", "en") else "fa",
+            "trace": Trace(
+                path=list(state.trace.path),
+                llm_calls=state.counters.llm_calls,
+                retrieval_rounds=state.counters.retrieval_rounds,
+            ),
+        }
+    )

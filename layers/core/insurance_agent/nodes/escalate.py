@@ -1,0 +1,100 @@
+"""escalate: the hand-off signal (reason, message, handoff_context); latches the thread as handed off.
+
+It performs no transfer: the backend turns status=escalate into its existing human hand-off.
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from insurance_agent.errors import ThreadNotOwnedError
+from insurance_agent.models.roles import HistoryTurn
+from insurance_agent.models.state import TurnState
+from insurance_agent.models.turn import (
+    EscalationReason,
+    HandoffContext,
+    RefusalCode,
+    Status,
+    TopChunk,
+    TurnInput,
+    TurnReply,
+)
+from insurance_agent.nodes import messages
+from insurance_agent.nodes.common import chunks_of, with_trace
+from insurance_agent.observability import logger, metrics
+from insurance_agent.store import threads, turns
+from insurance_agent.store.threads import TurnEntry
+
+SUMMARY_CHARS = 900
+TOP_CHUNKS = 5
+
+
+def summarize(history: list[HistoryTurn], message: str, language: str) -> str:
+    """A plain, deterministic summary of the recent turns for the human who takes over."""
+    user, bot = ("User", "Assistant") if language == "en" else ("کاربر", "دستیار")
+    lines = []
+    for turn in history[-4:]:
+        lines.append(f"{user}: {turn.message[:160]}")
+        if turn.reply:
+            lines.append(f"{bot}: {turn.reply[:160]}")
+    lines.append(f"{user}: {message[:300]}")
+    text = "\n".join(lines)
+    return text[-SUMMARY_CHARS:]
+
+
+def _reason(state: TurnState) -> EscalationReason:
+    try:
+        return EscalationReason(state.escalation_reason or "system_error")
+    except ValueError:
+        return EscalationReason.SYSTEM_ERROR
+
+
+def run(state: TurnState) -> TurnState:
+    reason = _reason(state)
+    if state.error:
+        logger.error("node failed; escalating", extra={"error_type": state.error.get("type") or state.error.get("Error")})
+    if state.turn is None:
+        try:
+            state.turn = TurnInput.model_validate(state.input)
+        except ValidationError:
+            state.reply = with_trace(state, TurnReply(
+                status=Status.REFUSED, message=messages.refusal(RefusalCode.INVALID_INPUT, state.language),
+                error=RefusalCode.INVALID_INPUT))
+            return state
+    turn = state.turn
+    stored = turns.get_parts(turn.turn_id, turn.thread_id)
+    history = [HistoryTurn.model_validate(h) for h in stored.get("history", [])]
+    chunks = sorted(chunks_of(stored), key=lambda c: c.score, reverse=True)[:TOP_CHUNKS]
+    context = HandoffContext(
+        rewritten_query=stored.get("query") or turn.message,
+        top_chunks=[TopChunk(chunk_id=c.chunk_id, score=round(c.score, 4), title=c.title) for c in chunks],
+        conversation_summary=summarize(history, turn.message, state.language),
+        user_profile=stored.get("profile", {}),
+    )
+    reply = with_trace(state, TurnReply(
+        status=Status.ESCALATE, message=messages.escalation(reason, state.language), reason=reason,
+        handoff_context=context))
+
+    def latch(record: threads.ThreadRecord) -> None:
+        record.status = "handed_off"
+        record.handed_off_reason = reason.value
+        record.clarify_count = 0
+        record.turns.append(TurnEntry(turn_id=turn.turn_id, message=turn.message, reply=reply.message,
+                                      status=reply.status.value, query=context.rewritten_query,
+                                      language=reply.language, at=threads.dynamo.now()))
+
+    turns.put_parts(turn.turn_id, turn.thread_id, reply=reply.model_dump(mode="json"))
+    try:
+        threads.update_thread(thread_id=turn.thread_id, tenant_id=turn.tenant_id, user_id=turn.user_id,
+                              turn_id=turn.turn_id, mutate=latch, allow_handed_off=True)
+    except ThreadNotOwnedError:
+        state.reply = with_trace(state, TurnReply(
+            status=Status.REFUSED, message=messages.refusal(RefusalCode.THREAD_NOT_OWNED, state.language),
+            error=RefusalCode.THREAD_NOT_OWNED))
+        return state
+    metrics.add_metric(name=f"Escalation_{reason.value}", unit="Count", value=1)
+    metrics.add_metric(name="TurnEscalated", unit="Count", value=1)
+    metrics.add_metric(name="TurnCompleted", unit="Count", value=1)
+    metrics.add_metric(name="LlmCallsPerTurn", unit="Count", value=state.counters.llm_calls)
+    state.reply = reply
+    return state

@@ -1,0 +1,49 @@
+"""generate: answer from the retrieved chunks only, or a chitchat / out-of-scope reply (no retrieval).
+
+The deterministic guards (citations retrieved this turn, numbers present in cited chunks) run here
+for every provider; their violations make the draft ungrounded at verify.
+"""
+
+from __future__ import annotations
+
+from insurance_agent.models.roles import GenerateRequest, Intent
+from insurance_agent.models.state import TurnState
+from insurance_agent.models.turn import Status, TurnReply
+from insurance_agent.nodes.common import chunks_of, parts, save, with_trace
+from insurance_agent.policy.guards import check_draft
+from insurance_agent.roles.base import get_provider
+
+_NO_RETRIEVAL = (Intent.CHITCHAT, Intent.OUT_OF_SCOPE)
+
+
+def run(state: TurnState) -> TurnState:
+    turn = state.require_turn()
+    route = Intent(state.route or Intent.KNOWLEDGE.value)
+    provider = get_provider()
+    if route in _NO_RETRIEVAL:
+        result = provider.generate(
+            GenerateRequest(route=route, message=turn.message, query=turn.message, language=state.language)
+        )
+        state.counters.llm_calls += 1
+        state.generate.answered, state.generate.confidence = True, 1.0
+        state.reply = with_trace(state, TurnReply(status=Status.ANSWER, message=result.answer))
+        return state
+
+    stored = parts(state)
+    chunks = chunks_of(stored)
+    result = provider.generate(
+        GenerateRequest(
+            route=route,
+            message=turn.message,
+            query=stored.get("query") or turn.message,
+            chunks=chunks,
+            language=state.language,
+            feedback=stored.get("feedback", []),
+        )
+    )
+    state.counters.llm_calls += 1
+    violations = check_draft(result, chunks) if result.answered else []
+    save(state, draft={"result": result.model_dump(), "violations": violations})
+    state.generate.answered = result.answered and bool(result.answer.strip())
+    state.generate.confidence = result.confidence
+    return state

@@ -1,0 +1,33 @@
+"""grade: is the retrieved evidence sufficient, ambiguous (distinct products) or insufficient?"""
+
+from __future__ import annotations
+
+from insurance_agent.models.roles import GradeRequest, GradeVerdict
+from insurance_agent.models.state import TurnState
+from insurance_agent.nodes.common import chunks_of, parts, save
+from insurance_agent.observability import metrics
+from insurance_agent.policy.options import clarify_options
+from insurance_agent.roles.base import get_provider
+
+
+def run(state: TurnState) -> TurnState:
+    turn = state.require_turn()
+    stored = parts(state)
+    chunks = chunks_of(stored)
+    query = stored.get("query") or turn.message
+    if not chunks:
+        verdict = GradeVerdict.INSUFFICIENT  # nothing to judge: no model call needed
+        relevance = []
+    else:
+        result = get_provider().grade(GradeRequest(query=query, chunks=chunks))
+        state.counters.llm_calls += 1
+        verdict, relevance = result.verdict, result.relevance
+    options = clarify_options(chunks, state.language) if verdict == GradeVerdict.AMBIGUOUS else []
+    if verdict == GradeVerdict.AMBIGUOUS and len(options) < 2:
+        # A clarifying question needs at least two real documents to choose between.
+        verdict = GradeVerdict.SUFFICIENT
+    state.grade = verdict.value
+    save(state, grade={"verdict": verdict.value, "relevance": [r.model_dump() for r in relevance]},
+         options=[o.model_dump() for o in options])
+    metrics.add_metric(name=f"Grade_{verdict.value}", unit="Count", value=1)
+    return state

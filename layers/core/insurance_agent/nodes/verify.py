@@ -1,0 +1,38 @@
+"""verify: is every claim of the draft supported by the chunks it cites?"""
+
+from __future__ import annotations
+
+from insurance_agent.models.roles import GenerateResult, VerifyRequest
+from insurance_agent.models.state import TurnState
+from insurance_agent.models.turn import Citation, Status, TurnReply
+from insurance_agent.nodes.common import chunks_of, parts, save, with_trace
+from insurance_agent.observability import metrics
+from insurance_agent.roles.base import get_provider
+
+
+def run(state: TurnState) -> TurnState:
+    stored = parts(state)
+    draft = stored.get("draft") or {}
+    result = GenerateResult.model_validate(draft["result"])
+    violations: list[str] = list(draft.get("violations", []))
+    chunks = chunks_of(stored)
+    by_id = {c.chunk_id: c for c in chunks}
+    cited = [by_id[i] for i in dict.fromkeys(result.citations) if i in by_id]
+
+    unsupported: list[str] = []
+    if not violations:
+        verdict = get_provider().verify(VerifyRequest(answer=result.answer, claims=result.claims, chunks=cited))
+        state.counters.llm_calls += 1
+        unsupported = verdict.unsupported_claims
+        grounded = verdict.grounded and bool(cited)
+    else:
+        grounded = False  # a guard already failed: no model call can make this draft safe
+    state.verify.grounded = grounded
+    metrics.add_metric(name="Grounded" if grounded else "Ungrounded", unit="Count", value=1)
+    if grounded:
+        citations = [Citation(chunk_id=c.chunk_id, file_id=c.file_id, title=c.title) for c in cited]
+        state.reply = with_trace(state, TurnReply(status=Status.ANSWER, message=result.answer, citations=citations))
+    else:
+        save(state, verify={"grounded": False, "unsupported": unsupported, "violations": violations},
+             feedback=unsupported + violations)
+    return state

@@ -1,0 +1,53 @@
+"""write_memory: commit the turn to the thread (every non-escalation reply) and, after an answer,
+remember durable non-sensitive facts about the user. Idempotent on turn_id."""
+
+from __future__ import annotations
+
+from insurance_agent.errors import ThreadHandedOffError, ThreadNotOwnedError
+from insurance_agent.models.state import TurnState
+from insurance_agent.models.turn import RefusalCode, Status, TurnReply
+from insurance_agent.nodes import messages
+from insurance_agent.nodes.common import parts, save, with_trace
+from insurance_agent.observability import metrics
+from insurance_agent.policy.memory import extract_facts
+from insurance_agent.store import profiles, threads
+from insurance_agent.store.threads import TurnEntry
+
+
+def run(state: TurnState) -> TurnState:
+    turn = state.require_turn()
+    if state.reply is None:
+        raise RuntimeError("write_memory reached without a reply")
+    reply = with_trace(state, state.reply)
+    stored = parts(state)
+    clarified = reply.status == Status.CLARIFY
+    query = stored.get("query") or turn.message
+
+    def commit(record: threads.ThreadRecord) -> None:
+        # The clarification budget counts consecutive clarifying questions; any other reply resets it.
+        record.clarify_count = record.clarify_count + 1 if clarified else 0
+        record.clarify_topic = (record.clarify_topic or query) if clarified else ""
+        record.turns.append(TurnEntry(
+            turn_id=turn.turn_id, message=turn.message, reply=reply.message, status=reply.status.value,
+            query=query, language=reply.language, options=reply.options, scope=stored.get("scope") or {},
+            at=threads.dynamo.now()))
+        record.turns = record.turns[-20:]
+
+    # The reply is stored before the commit, so a re-run of a committed turn can always replay it.
+    save(state, reply=reply.model_dump(mode="json"))
+    try:
+        threads.update_thread(thread_id=turn.thread_id, tenant_id=turn.tenant_id, user_id=turn.user_id,
+                              turn_id=turn.turn_id, mutate=commit)
+    except (ThreadHandedOffError, ThreadNotOwnedError) as error:
+        # Another turn escalated (or claimed) this thread meanwhile: its latch wins over our answer.
+        code = RefusalCode.THREAD_HANDED_OFF if isinstance(error, ThreadHandedOffError) else RefusalCode.THREAD_NOT_OWNED
+        state.reply = with_trace(state, TurnReply(status=Status.REFUSED, message=messages.refusal(code, state.language), error=code))
+        return state
+
+    if reply.status == Status.ANSWER and state.route in ("knowledge", "account"):
+        profiles.remember(turn.tenant_id, turn.user_id, turn.turn_id, extract_facts(turn.message), reply.language)
+    metrics.add_metric(name="TurnCompleted", unit="Count", value=1)
+    metrics.add_metric(name="LlmCallsPerTurn", unit="Count", value=state.counters.llm_calls)
+    metrics.add_metric(name="RetrievalRounds", unit="Count", value=state.counters.retrieval_rounds)
+    state.reply = reply
+    return state

@@ -1,0 +1,108 @@
+"""The account tool's data: the authenticated user's own policies, turned into citable evidence.
+
+Looked up only by the (tenant_id, user_id) of the execution input, never by anything in the message.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from boto3.dynamodb.conditions import Key
+from pydantic import BaseModel, ConfigDict
+
+from insurance_agent.config import get_settings
+from insurance_agent.models.chunks import RetrievedChunk
+from insurance_agent.store import dynamo
+
+
+class PolicyRecord(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    tenant_id: str
+    user_id: str
+    policy_number: str
+    product: str
+    title: str
+    status: str = "active"
+    start_date: str | None = None
+    end_date: str | None = None
+    premium: str | None = None
+    currency: str | None = None
+    insured: str | None = None
+    coverage_limit: str | None = None
+    deductible: str | None = None
+
+
+class AccountsSource(Protocol):
+    def policies(self, tenant_id: str, user_id: str) -> list[PolicyRecord]: ...
+
+
+def mask_policy_number(number: str) -> str:
+    """Keep the product prefix and the last four characters; the rest becomes '*'."""
+    head, _, _ = number.partition("-")
+    tail = number[-4:]
+    middle = len(number) - len(head) - len(tail)
+    return head + "*" * max(middle, 0) + tail if middle > 0 else "*" * (len(number) - 4) + tail
+
+
+class DynamoAccountsSource:
+    """Policies kept in this service's accounts table (loaded with `agent accounts load`)."""
+
+    def policies(self, tenant_id: str, user_id: str) -> list[PolicyRecord]:
+        try:
+            items = dynamo.table(get_settings().tables.accounts).query(
+                KeyConditionExpression=Key("user_key").eq(f"{tenant_id}#{user_id}")
+            )["Items"]
+        except Exception as error:  # noqa: BLE001 - re-raised typed
+            dynamo.raise_typed(error)
+        records = [PolicyRecord.model_validate(item) for item in items]
+        # Defence in depth: the key already scopes the query; never return someone else's row.
+        return [r for r in records if r.tenant_id == tenant_id and r.user_id == user_id]
+
+    def load(self, records: list[PolicyRecord]) -> int:
+        table = dynamo.table(get_settings().tables.accounts)
+        with table.batch_writer() as batch:
+            for record in records:
+                batch.put_item(Item=record.model_dump(exclude_none=True) | {"user_key": f"{record.tenant_id}#{record.user_id}"})
+        return len(records)
+
+
+def policy_evidence(records: list[PolicyRecord], language: str = "fa") -> list[RetrievedChunk]:
+    """One citable chunk per policy, with a masked policy number."""
+    labels_fa = {
+        "status": "وضعیت", "start_date": "تاریخ شروع", "end_date": "تاریخ پایان", "premium": "حق بیمه",
+        "insured": "موضوع بیمه", "coverage_limit": "سقف پوشش", "deductible": "فرانشیز",
+    }
+    labels_en = {
+        "status": "status", "start_date": "start date", "end_date": "end date", "premium": "premium",
+        "insured": "insured", "coverage_limit": "coverage limit", "deductible": "deductible",
+    }
+    labels = labels_en if language == "en" else labels_fa
+    chunks = []
+    for record in records:
+        masked = mask_policy_number(record.policy_number)
+        lines = [f"{record.title} ({masked})"]
+        for field, label in labels.items():
+            value = getattr(record, field)
+            if value:
+                suffix = f" {record.currency}" if field == "premium" and record.currency else ""
+                lines.append(f"{label}: {value}{suffix}")
+        chunks.append(
+            RetrievedChunk(
+                chunk_id=f"account:{masked}",
+                file_id=f"account:{masked}",
+                title=f"{record.title} ({masked})",
+                domain=None,
+                product=record.product,
+                language=language,
+                audience=["user", "officer", "admin"],
+                tenant_id=record.tenant_id,
+                text="\n".join(lines),
+                score=1.0,
+            )
+        )
+    return chunks
+
+
+def get_accounts_source() -> AccountsSource:
+    return DynamoAccountsSource()

@@ -1,0 +1,155 @@
+"""Persian and English text handling shared by ingestion, retrieval, the model roles and the guards.
+
+One normalisation is used everywhere (index time and query time), so that the same words always
+produce the same terms: Arabic ي/ك become Persian ی/ک, diacritics and tatweel go, Persian and
+Arabic digits become Latin digits, and the half-space (ZWNJ) and its look-alikes become a plain
+space for matching (display text keeps its ZWNJ).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+ZWNJ = "\u200c"
+_CHAR_MAP = str.maketrans(
+    {
+        "ي": "ی",
+        "ى": "ی",
+        "ئ": "ی",
+        "ك": "ک",
+        "ة": "ه",
+        "ۀ": "ه",
+        "أ": "ا",
+        "إ": "ا",
+        "ٱ": "ا",
+        "ؤ": "و",
+        "ـ": None,  # tatweel
+        "\u200d": ZWNJ,  # zero-width joiner used by mistake for the half-space
+        "\u200e": None,
+        "\u200f": None,
+        "\u00ad": ZWNJ,  # soft hyphen, another half-space stand-in
+        "\u00a0": " ",
+        "٬": ",",  # Arabic thousands separator
+        "٫": ".",  # Arabic decimal separator
+        "،": ",",
+        "؛": ";",
+        "؟": "?",
+        **{chr(0x06F0 + i): str(i) for i in range(10)},  # Persian digits
+        **{chr(0x0660 + i): str(i) for i in range(10)},  # Arabic-Indic digits
+    }
+)
+_DIACRITICS = re.compile("[\u064b-\u065f\u0670\u06d6-\u06ed]")
+_SPACES = re.compile(r"[ \t\u2000-\u200b\u202f\u205f\u3000]+")
+_PERSIAN_CHAR = re.compile("[\u0600-\u06ff\ufb50-\ufdff\ufe70-\ufeff]")
+_LATIN_CHAR = re.compile(r"[A-Za-z]")
+_TOKEN = re.compile(r"[\w]+", re.UNICODE)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[,.]\d+)*(?![\w])")
+_SENTENCE_END = re.compile(r"(?<=[.!?؟;])\s+|\n+")
+
+# Persian suffixes users write detached with a space instead of the half-space.
+_DETACHED_SUFFIX = re.compile(r"(?<=[\u0600-\u06ff]) (ها|های|هایی|ی|ای|ام|ات|اش|تر|ترین|مان|تان|شان)(?=\s|$|[^\w])")
+# The verbal prefix "می"/"نمی" written detached or joined, as a half-space form.
+_DETACHED_PREFIX = re.compile(r"(?<![\w])(ن?می) (?=[\u0600-\u06ff])")
+
+
+def normalize(text: str, *, keep_zwnj: bool = False) -> str:
+    """Canonical form of `text` for matching: one spelling per word, Latin digits, single spaces."""
+    text = unicodedata.normalize("NFKC", text).translate(_CHAR_MAP)
+    text = _DIACRITICS.sub("", text)
+    text = _SPACES.sub(" ", text)
+    text = re.sub(f" ?{ZWNJ}+ ?", ZWNJ, text)
+    text = _DETACHED_PREFIX.sub(lambda m: m.group(1) + ZWNJ, text)
+    text = _DETACHED_SUFFIX.sub(lambda m: ZWNJ + m.group(1), text)
+    if not keep_zwnj:
+        text = text.replace(ZWNJ, " ")
+    return text.strip().lower()
+
+
+def detect_language(text: str) -> str:
+    """'fa' when Persian letters dominate, else 'en' (digits and punctuation do not count)."""
+    persian = len(_PERSIAN_CHAR.findall(text))
+    latin = len(_LATIN_CHAR.findall(text))
+    return "en" if latin > persian else "fa"
+
+
+def is_mixed_language(text: str) -> bool:
+    persian = len(_PERSIAN_CHAR.findall(text))
+    latin = len(_LATIN_CHAR.findall(text))
+    return min(persian, latin) >= 3 and min(persian, latin) / max(persian, latin) > 0.25
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences and list items of a chunk, stripped of Markdown bullets and heading marks."""
+    parts = []
+    for piece in _SENTENCE_END.split(text):
+        piece = re.sub(r"^\s*(?:[#>*\-|]+|\d+[.)])\s*", "", piece).strip(" |")
+        if len(piece) > 1:
+            parts.append(piece)
+    return parts
+
+
+def numbers_in(text: str) -> set[str]:
+    """Every number in `text` in canonical form: Latin digits, thousands separators removed."""
+    found = set()
+    for raw in _NUMBER.findall(normalize(text)):
+        canonical = raw.replace(",", "")
+        if canonical.count(".") > 1:
+            canonical = raw.replace(".", "").replace(",", "")
+        canonical = canonical.rstrip(".")
+        if "." in canonical:
+            canonical = canonical.rstrip("0").rstrip(".")
+        found.add(canonical.lstrip("0") or "0")
+    return found
+
+
+@lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    """Persian (shekar's list, minus insurance words it wrongly drops) and English stopwords."""
+    from shekar.data import stopwords as persian_stopwords
+
+    keep = {"خطر", "دوم", "اول", "سوم", "سال", "ماه", "روز", "کل", "بیشتر", "کمتر", "حداکثر", "حداقل"}
+    persian = {normalize(word) for word in persian_stopwords} - keep
+    persian |= {"ها", "های", "هایی", "ی", "ای", "را", "رو", "که", "می", "نمی", "است", "هست", "بود", "شود"}
+    english = {
+        "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "is", "are", "was", "be", "by",
+        "with", "what", "which", "who", "how", "does", "do", "did", "my", "your", "i", "me", "it",
+        "this", "that", "at", "as", "from", "can", "about", "if", "any", "there", "their", "its",
+        "will", "would", "should", "much", "many",
+    }
+    return frozenset(persian | english)
+
+
+class _Stemmer:
+    """Shekar's Persian stemmer for Persian words, Snowball English for Latin words."""
+
+    def __init__(self) -> None:
+        from py_rust_stemmers import SnowballStemmer
+        from shekar import Stemmer
+
+        self._persian = Stemmer()
+        self._english = SnowballStemmer("english")
+
+    def stem_word(self, word: str) -> str:
+        if word.isascii():
+            return self._english.stem_word(word)
+        stem = self._persian(word)
+        return stem or word
+
+
+@lru_cache(maxsize=1)
+def stemmer() -> _Stemmer:
+    return _Stemmer()
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word tokens of the normalised text."""
+    return _TOKEN.findall(normalize(text))
+
+
+def content_terms(text: str) -> list[str]:
+    """Stemmed tokens without stopwords: the unit of lexical overlap in heuristics and BM25."""
+    stop = stopwords()
+    stem = stemmer().stem_word
+    return [stem(token) for token in tokens(text) if token not in stop and (len(token) > 1 or token.isdigit())]

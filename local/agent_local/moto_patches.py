@@ -1,0 +1,126 @@
+"""The three small patches moto 5.2.5 needs to run this service's ASL for real (see README).
+
+1. Lambda tasks call the real handlers in-process instead of echoing the payload; an exception
+   becomes an `Unhandled` function error whose errorType is the exception's class name, so the
+   ASL's Retry and Catch behave as on AWS.
+2. StartSyncExecution is answered: the execution runs on moto's ASL interpreter and the call
+   waits for it, as on an EXPRESS state machine.
+3. Optionally, Retry intervals do not really sleep (tests).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+Handler = Callable[[Any, Any], Any]
+
+_handlers: dict[str, Handler] = {}
+_lock = threading.Lock()
+_applied = False
+MAX_SYNC_SECONDS = 300
+
+
+def register_handler(function_name: str, handler: Handler) -> None:
+    _handlers[function_name] = handler
+
+
+def handlers() -> dict[str, Handler]:
+    return _handlers
+
+
+def _context(function_name: str) -> SimpleNamespace:
+    deadline = time.monotonic() + 60
+    return SimpleNamespace(
+        function_name=function_name,
+        function_version="$LATEST",
+        invoked_function_arn=f"arn:aws:lambda:us-east-1:123456789012:function:{function_name}",
+        memory_limit_in_mb=512,
+        aws_request_id=str(uuid.uuid4()),
+        log_group_name=f"/aws/lambda/{function_name}",
+        log_stream_name="local",
+        get_remaining_time_in_millis=lambda: int(max(deadline - time.monotonic(), 0) * 1000),
+    )
+
+
+def _invoke(self, function_name, qualifier, body, headers, response_headers):  # noqa: ANN001 - moto's signature
+    name = function_name.rsplit(":", 1)[-1] if function_name.startswith("arn:") else function_name
+    handler = _handlers.get(name)
+    if handler is None:
+        response_headers["x-amz-function-error"] = "Unhandled"
+        return json.dumps({"errorType": "ResourceNotFoundException", "errorMessage": name}).encode()
+    event = json.loads(body) if body else {}
+    try:
+        result = handler(event, _context(name))
+    except Exception as error:  # noqa: BLE001 - reported the way the Lambda service reports it
+        response_headers["x-amz-function-error"] = "Unhandled"
+        return json.dumps(
+            {
+                "errorType": type(error).__name__,
+                "errorMessage": str(error)[:500],
+                "stackTrace": traceback.format_exception(error)[-3:],
+            }
+        ).encode()
+    return json.dumps(result, ensure_ascii=False).encode()
+
+
+def _start_sync_execution(self):  # noqa: ANN001 - moto response method
+    from moto.core.responses import ActionResult
+    from moto.stepfunctions.parser.api import ExecutionStatus
+
+    arn = self._get_param("stateMachineArn")
+    name = self._get_param("name") or str(uuid.uuid4())
+    execution_input = self._get_param("input", if_none="{}")
+    execution = self.stepfunction_backend.start_execution(arn, name, execution_input)
+    deadline = time.monotonic() + MAX_SYNC_SECONDS
+    while execution.exec_status == ExecutionStatus.RUNNING and time.monotonic() < deadline:
+        time.sleep(0.002)
+    status = execution.exec_status
+    if status == ExecutionStatus.RUNNING:
+        status_text = "TIMED_OUT"
+    elif status == ExecutionStatus.SUCCEEDED:
+        status_text = "SUCCEEDED"
+    elif status == ExecutionStatus.TIMED_OUT:
+        status_text = "TIMED_OUT"
+    else:
+        status_text = "FAILED"
+    response: dict[str, Any] = {
+        "executionArn": execution.execution_arn,
+        "stateMachineArn": arn,
+        "name": name,
+        "startDate": execution.start_date,
+        "stopDate": execution.stop_date or execution.start_date,
+        "status": status_text,
+        "input": execution_input,
+    }
+    if status_text == "SUCCEEDED":
+        output = execution.output
+        response["output"] = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+    if execution.error is not None:
+        response["error"] = str(execution.error)
+    if execution.cause is not None:
+        response["cause"] = str(execution.cause)
+    return ActionResult(response)
+
+
+def apply(*, fast_retries: bool = False) -> None:
+    """Apply the patches once per process (idempotent)."""
+    global _applied
+    with _lock:
+        if not _applied:
+            from moto.awslambda_simple.models import LambdaSimpleBackend
+            from moto.stepfunctions.responses import StepFunctionResponse
+
+            LambdaSimpleBackend.invoke = _invoke
+            StepFunctionResponse.start_sync_execution = _start_sync_execution
+            _applied = True
+        if fast_retries:
+            from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+
+            retrier_decl.time = SimpleNamespace(sleep=lambda seconds: None, time=time.time)

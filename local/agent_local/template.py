@@ -1,0 +1,51 @@
+"""Read template.yaml (CloudFormation short-form tags included) so the local stack cannot drift from it."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE_PATH = REPO_ROOT / "template.yaml"
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """SafeLoader that turns `!Ref X` into {"Ref": "X"} and `!Sub s` into {"Fn::Sub": s}."""
+
+
+def _tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)
+    if suffix == "Ref":
+        return {"Ref": value}
+    if suffix == "GetAtt" and isinstance(value, str):
+        value = value.split(".", 1)
+    return {f"Fn::{suffix}": value}
+
+
+_CfnLoader.add_multi_constructor("!", _tag)
+
+
+@lru_cache(maxsize=4)
+def load_template(path: Path = TEMPLATE_PATH) -> dict[str, Any]:
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+
+
+def resources_of_type(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
+    return {name: res for name, res in template["Resources"].items() if res["Type"] == kind}
+
+
+def parameter_defaults(template: dict[str, Any]) -> dict[str, str]:
+    return {name: str(p["Default"]) for name, p in template.get("Parameters", {}).items() if "Default" in p}
+
+
+def state_machine(template: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    (name, resource), = resources_of_type(template, "AWS::Serverless::StateMachine").items()
+    return name, resource

@@ -1,0 +1,78 @@
+"""Shared fixtures: one embedded local stack per test session, with the sample corpus ingested."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def agent_home(tmp_path_factory) -> Path:
+    home = tmp_path_factory.mktemp("agent-home")
+    os.environ["AGENT_HOME"] = str(home)
+    os.environ["AGENT_QDRANT_PATH"] = str(home / "qdrant")
+    return home
+
+
+@pytest.fixture(scope="session")
+def corpus(agent_home):
+    """The sample corpus of both tenants in the embedded Qdrant store."""
+    from insurance_agent.config import get_settings
+    from insurance_agent.retrieval.ingest import ingest_directory
+
+    get_settings.cache_clear()
+    reports = {
+        tenant: ingest_directory(REPO_ROOT / "samples" / "corpus" / tenant, tenant, reset=True)
+        for tenant in ("sepehr", "kavir")
+    }
+    return reports
+
+
+@pytest.fixture(scope="session")
+def stack(agent_home, corpus):
+    from agent_local.stack import LocalStack
+    from insurance_agent.store.accounts import DynamoAccountsSource, PolicyRecord
+
+    import json
+
+    with LocalStack(agent_home, fast_retries=True, persist=False) as local:
+        records = json.loads((REPO_ROOT / "samples" / "accounts.json").read_text(encoding="utf-8"))
+        DynamoAccountsSource().load([PolicyRecord.model_validate(r) for r in records])
+        yield local
+
+
+class Conversation:
+    """One thread driven through StartSyncExecution, as the backend would."""
+
+    def __init__(self, stack, *, tenant="sepehr", user="u-1001", roles=("user",), domain=None, arn=None):
+        self.stack = stack
+        self.thread_id = f"t-{uuid.uuid4().hex[:12]}"
+        self.tenant, self.user, self.roles, self.domain, self.arn = tenant, user, list(roles), domain, arn
+        self.responses: list[dict] = []
+
+    def payload(self, message, **overrides):
+        data = {"thread_id": self.thread_id, "turn_id": f"turn-{uuid.uuid4().hex}", "user_id": self.user,
+                "tenant_id": self.tenant, "roles": self.roles, "domain": self.domain, "message": message}
+        return data | overrides
+
+    def say(self, message, **overrides) -> dict:
+        import json
+
+        response = self.stack.run_turn_raw(self.payload(message, **overrides), arn=self.arn)
+        self.responses.append(response)
+        assert response["status"] == "SUCCEEDED", response
+        return json.loads(response["output"])
+
+
+@pytest.fixture
+def conversation(stack):
+    def make(**kwargs) -> Conversation:
+        return Conversation(stack, **kwargs)
+
+    return make

@@ -1,0 +1,116 @@
+"""Budget exhaustion and failure paths: limits come from the template's parameters, every
+exhaustion ends in escalate, and a failing node ends in escalate with reason system_error."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent_local import moto_patches
+from insurance_agent.errors import TransientError
+
+pytestmark = pytest.mark.stack
+
+KNOWLEDGE = "دوره انتظار زایمان در بیمه تکمیلی درمان چقدر است؟"
+
+
+@pytest.fixture(scope="module")
+def variants(stack):
+    """State machines built from the same ASL file with other budget parameters."""
+    return {
+        "few_calls": stack.create_state_machine({"MaxLlmCalls": "2"}, suffix="-few-calls"),
+        "strict_confidence": stack.create_state_machine({"MinConfidence": "1.01"}, suffix="-strict"),
+        "no_clarify": stack.create_state_machine({"MaxClarifications": "0"}, suffix="-no-clarify"),
+        "one_round": stack.create_state_machine({"MaxRetrievalRounds": "1"}, suffix="-one-round"),
+    }
+
+
+def test_model_call_budget_escalates(conversation, variants):
+    reply = conversation(arn=variants["few_calls"]).say(KNOWLEDGE)
+    assert reply["status"] == "escalate" and reply["reason"] == "budget_exhausted"
+    assert reply["trace"]["llm_calls"] <= 2
+    assert "Generate" not in reply["trace"]["path"]
+
+
+def test_confidence_threshold_comes_from_parameters(conversation, variants):
+    reply = conversation(arn=variants["strict_confidence"]).say(KNOWLEDGE)
+    assert reply["status"] == "escalate" and reply["reason"] == "low_confidence"
+    assert "Verify" not in reply["trace"]["path"]
+
+
+def test_clarification_budget_zero_escalates_instead_of_asking(conversation, variants):
+    reply = conversation(arn=variants["no_clarify"]).say("حق بیمه چقدر است؟")
+    assert reply["status"] == "escalate" and reply["reason"] == "budget_exhausted"
+
+
+def test_retrieval_round_budget_comes_from_parameters(conversation, variants):
+    reply = conversation(arn=variants["one_round"]).say("آیا بیمه حیوانات خانگی برای سگ و گربه دارید؟")
+    assert reply["reason"] == "insufficient_retrieval"
+    assert reply["trace"]["retrieval_rounds"] == 1
+
+
+@pytest.fixture
+def failing(stack):
+    """Make a node's Lambda raise, as a crashed function would; restored afterwards."""
+    originals = {}
+
+    def make(logical, error, times=None):
+        name = stack.function_names[logical]
+        original = moto_patches.handlers()[name]
+        originals[name] = original
+        calls = {"n": 0}
+
+        def handler(event, context):
+            calls["n"] += 1
+            if times is None or calls["n"] <= times:
+                raise error
+            return original(event, context)
+
+        moto_patches.register_handler(name, handler)
+        return calls
+
+    yield make
+    for name, handler in originals.items():
+        moto_patches.register_handler(name, handler)
+
+
+@pytest.mark.parametrize("node", ["Triage", "Retrieve", "Generate", "WriteMemory", "LoadMemory"])
+def test_a_failing_node_escalates_with_system_error(conversation, failing, node):
+    failing(node, RuntimeError("boom: internal detail"))
+    reply = conversation().say(KNOWLEDGE)
+    assert reply["status"] == "escalate" and reply["reason"] == "system_error"
+    assert "boom" not in json.dumps(reply, ensure_ascii=False)
+
+
+def test_transient_errors_are_retried(conversation, failing):
+    calls = failing("Retrieve", TransientError("qdrant busy"), times=1)
+    chat = conversation()
+    reply = chat.say(KNOWLEDGE)
+    assert reply["status"] == "answer"
+    assert calls["n"] == 2
+    events = chat.stack.history(chat.responses[-1]["executionArn"])
+    assert any(e["type"] == "LambdaFunctionFailed" for e in events)
+
+
+def test_even_a_failing_escalate_still_signals_a_handoff(conversation, failing):
+    failing("Escalate", RuntimeError("table gone"))
+    reply = conversation().say("می‌خواهم با یک کارشناس صحبت کنم")
+    assert reply["status"] == "escalate" and reply["reason"] == "system_error"
+    assert reply["trace"]["path"] == ["EscalateFallback"]
+
+
+def test_execution_payload_stays_small(conversation):
+    chat = conversation()
+    chat.say("حق بیمه چقدر است؟")
+    chat.say("1")
+    chat.say("برای همسرم چطور؟")
+    largest = 0
+    for response in chat.responses:
+        for event in chat.stack.history(response["executionArn"]):
+            for details in event.values():
+                if isinstance(details, dict):
+                    for key in ("input", "output"):
+                        if isinstance(details.get(key), str):
+                            largest = max(largest, len(details[key].encode()))
+    assert 0 < largest < 8 * 1024, largest

@@ -1,0 +1,127 @@
+"""Every route and escalation trigger of the graph, through the real ASL on the local stack."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.stack
+
+NO_RETRIEVAL = {"Retrieve", "Grade", "Contextualize"}
+
+ROUTES = [
+    # (case id, message, expected status, expected reason, language)
+    ("fa-knowledge", "دوره انتظار زایمان در بیمه تکمیلی درمان چقدر است؟", "answer", None, "fa"),
+    ("en-knowledge", "What is the deductible of the health insurance for foreign residents?", "answer", None, "en"),
+    ("fa-chitchat", "سلام، وقت بخیر", "answer", None, "fa"),
+    ("en-out-of-scope", "Who won the football match last night?", "answer", None, "en"),
+    ("fa-handoff", "می‌خواهم با یک کارشناس صحبت کنم", "escalate", "user_requested", "fa"),
+    ("en-handoff", "Can I talk to a human agent please?", "escalate", "user_requested", "en"),
+    ("fa-cancellation", "می‌خواهم بیمه‌نامه‌ام را لغو کنم", "escalate", "restricted_intent", "fa"),
+    ("en-complaint", "I want to file a complaint about how my claim was handled", "escalate", "restricted_intent", "en"),
+    ("fa-legal", "از شرکت شما به دادگاه شکایت می‌کنم و وکیل گرفته‌ام", "escalate", "restricted_intent", "fa"),
+    ("fa-frustration", "اصلا جواب سوالم رو ندادی، خسته شدم", "escalate", "frustration", "fa"),
+    ("en-frustration", "This is useless, you are not helping at all", "escalate", "frustration", "en"),
+]
+
+
+@pytest.mark.parametrize("case,message,status,reason,language", ROUTES, ids=[r[0] for r in ROUTES])
+def test_route(conversation, case, message, status, reason, language):
+    reply = conversation().say(message)
+    assert reply["status"] == status, reply
+    assert reply.get("reason") == reason
+    assert reply["language"] == language
+    path = reply["trace"]["path"]
+    assert path[0] == "LoadMemory"
+    if status == "escalate":
+        assert path[-1] == "Escalate"
+        assert reply["handoff_context"]["conversation_summary"]
+    if case.endswith(("chitchat", "out-of-scope")):
+        assert not NO_RETRIEVAL & set(path), path
+        assert reply["citations"] == []
+        assert reply["trace"]["retrieval_rounds"] == 0
+    if case.endswith("knowledge"):
+        assert reply["citations"], reply
+        assert {"Retrieve", "Grade", "Generate", "Verify", "WriteMemory"} <= set(path)
+
+
+def test_persian_answer_cites_the_right_document(conversation):
+    reply = conversation().say("دوره انتظار زایمان در بیمه تکمیلی درمان چقدر است؟")
+    assert {c["file_id"] for c in reply["citations"]} == {"sepehr-supplementary-health"}
+
+
+def test_english_answer_is_in_english_and_cites_english_document(conversation):
+    reply = conversation().say("What is the deductible of the health insurance for foreign residents?")
+    assert reply["language"] == "en"
+    assert "sepehr-expat-health" in {c["file_id"] for c in reply["citations"]}
+
+
+def test_escalation_latches_the_thread(conversation):
+    chat = conversation()
+    assert chat.say("می‌خواهم با یک کارشناس صحبت کنم")["status"] == "escalate"
+    after = chat.say("دوره انتظار زایمان چقدر است؟")
+    assert after["status"] == "refused"
+    assert after["error"] == "thread_handed_off"
+    assert after["trace"]["path"] == ["LoadMemory"]
+    assert after["trace"]["llm_calls"] == 0
+
+
+def test_vague_question_gets_grounded_clarification(conversation, stack):
+    chat = conversation()
+    reply = chat.say("حق بیمه چقدر است؟")
+    assert reply["status"] == "clarify", reply
+    options = reply["options"]
+    assert 2 <= len(options) <= 4
+    assert len({o["file_id"] for o in options}) == len(options)
+    # Every option is a document of this tenant that really exists in the store.
+    from insurance_agent.retrieval.search import search
+
+    for option in options:
+        hits = search(option["title"], tenant_id="sepehr", roles=["user"], scope={"file_id": option["file_id"]})
+        assert hits and all(h.file_id == option["file_id"] for h in hits)
+
+
+def test_picking_an_option_answers_from_that_document(conversation):
+    chat = conversation()
+    first = chat.say("حق بیمه چقدر است؟")
+    assert first["status"] == "clarify"
+    picked = first["options"][0]
+    reply = chat.say("1")
+    assert reply["status"] == "answer", reply
+    assert {c["file_id"] for c in reply["citations"]} == {picked["file_id"]}
+
+
+def test_clarifications_that_do_not_converge_escalate(conversation):
+    chat = conversation()
+    assert chat.say("حق بیمه چقدر است؟")["status"] == "clarify"
+    assert chat.say("هزینه بیمه چقدر می‌شود؟")["status"] == "clarify"
+    third = chat.say("قیمت حق بیمه چنده؟")
+    assert third["status"] == "escalate"
+    assert third["reason"] == "budget_exhausted"
+
+
+def test_uncovered_question_escalates_after_two_retrieval_rounds(conversation):
+    reply = conversation().say("آیا بیمه حیوانات خانگی برای سگ و گربه دارید؟")
+    assert reply["status"] == "escalate", reply
+    assert reply["reason"] == "insufficient_retrieval"
+    assert reply["trace"]["retrieval_rounds"] == 2
+    assert reply["trace"]["path"].count("Retrieve") == 2
+
+
+def test_follow_up_is_resolved_against_history(conversation):
+    chat = conversation()
+    first = chat.say("پوشش بیمه تکمیلی درمان برای بیمه‌شده چیست؟")
+    assert first["status"] == "answer", first
+    follow = chat.say("برای همسرم چطور؟")
+    assert follow["status"] == "answer", follow
+    assert "sepehr-supplementary-health" in {c["file_id"] for c in follow["citations"]}
+    assert "همسر" in follow["message"]
+
+
+def test_account_question_uses_only_the_users_own_policies(conversation):
+    mine = conversation(user="u-1001").say("بیمه‌نامه شخص ثالث من کی تمام می‌شود؟")
+    assert mine["status"] == "answer", mine
+    assert "Account" in mine["trace"]["path"]
+    cited = [c["chunk_id"] for c in mine["citations"] if c["chunk_id"].startswith("account:")]
+    assert cited, mine
+    other = conversation(user="u-1002").say("بیمه‌نامه شخص ثالث من کی تمام می‌شود؟")
+    assert not any(c["chunk_id"] in cited for c in other.get("citations", []))

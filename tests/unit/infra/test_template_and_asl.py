@@ -1,0 +1,136 @@
+"""template.yaml and the ASL file agree, and both pass their validators."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_local.template import REPO_ROOT, load_template, resources_of_type, state_machine
+
+ASL_PATH = REPO_ROOT / "statemachine" / "turn.asl.json"
+NODES = ["load_memory", "triage", "contextualize", "account", "retrieve", "grade", "clarify", "generate",
+         "verify", "escalate", "write_memory"]
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def template():
+    return load_template()
+
+
+def _substituted(template) -> dict:
+    _, sm = state_machine(template)
+    text = ASL_PATH.read_text(encoding="utf-8")
+    values = {}
+    for key, value in sm["Properties"]["DefinitionSubstitutions"].items():
+        if "Fn::GetAtt" in value:
+            values[key] = f"arn:aws:lambda:us-east-1:123456789012:function:{value['Fn::GetAtt'][0]}"
+        else:
+            values[key] = str(template["Parameters"][value["Ref"]]["Default"])
+    return json.loads(re.sub(r"\$\{(\w+)\}", lambda m: values[m.group(1)], text))
+
+
+def test_every_placeholder_is_substituted_and_every_substitution_is_used(template):
+    _, sm = state_machine(template)
+    placeholders = set(re.findall(r"\$\{(\w+)\}", ASL_PATH.read_text(encoding="utf-8")))
+    substitutions = set(sm["Properties"]["DefinitionSubstitutions"])
+    assert placeholders == substitutions
+
+
+def test_every_task_calls_a_function_of_the_template(template):
+    functions = resources_of_type(template, "AWS::Serverless::Function")
+    asl = _substituted(template)
+    called = {s["Resource"].rsplit(":", 1)[-1] for s in asl["States"].values() if s["Type"] == "Task"}
+    assert called == set(functions)
+    for name, function in functions.items():
+        assert (REPO_ROOT / function["Properties"]["CodeUri"] / "app.py").exists(), name
+
+
+def test_one_function_per_node(template):
+    folders = {Path(f["Properties"]["CodeUri"]).name for f in resources_of_type(template, "AWS::Serverless::Function").values()}
+    assert folders == set(NODES)
+
+
+def test_budgets_are_parameters_not_literals(template):
+    _, sm = state_machine(template)
+    subs = sm["Properties"]["DefinitionSubstitutions"]
+    for budget in ("MaxRetrievalRounds", "MaxClarifications", "MaxRegenerations", "MaxLlmCalls", "MinConfidence"):
+        assert subs[budget] == {"Ref": budget}
+    defaults = {k: template["Parameters"][k]["Default"] for k in ("MaxRetrievalRounds", "MaxClarifications", "MaxRegenerations", "MaxLlmCalls")}
+    assert defaults == {"MaxRetrievalRounds": 2, "MaxClarifications": 2, "MaxRegenerations": 1, "MaxLlmCalls": 8}
+
+
+def test_every_task_retries_transient_errors_and_catches_everything():
+    asl = json.loads(ASL_PATH.read_text(encoding="utf-8"))
+    for name, state in asl["States"].items():
+        if state["Type"] != "Task":
+            continue
+        retried = {e for r in state["Retry"] for e in r["ErrorEquals"]}
+        assert {"TransientError", "Lambda.ServiceException", "Lambda.TooManyRequestsException"} <= retried, name
+        assert state["Catch"][0]["ErrorEquals"] == ["States.ALL"], name
+        target = "EscalateFallback" if name == "Escalate" else "RecordSystemError"
+        assert state["Catch"][0]["Next"] == target
+
+
+def test_state_machine_is_express_logged_and_traced(template):
+    _, sm = state_machine(template)
+    props = sm["Properties"]
+    assert props["Type"] == "EXPRESS"
+    assert props["Logging"]["Level"] == "ALL" and props["Logging"]["IncludeExecutionData"] is True
+    assert props["Tracing"]["Enabled"] is True
+
+
+def test_tables_have_ttl_pitr_and_encryption(template):
+    tables = resources_of_type(template, "AWS::DynamoDB::Table")
+    assert tables
+    for name, table in tables.items():
+        props = table["Properties"]
+        assert props["BillingMode"] == "PAY_PER_REQUEST", name
+        assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True, name
+        assert props["SSESpecification"]["SSEEnabled"] is True, name
+    assert tables["TurnsTable"]["Properties"]["TimeToLiveSpecification"]["Enabled"] is True
+
+
+def test_only_model_nodes_may_invoke_bedrock_and_only_state_nodes_get_tables(template):
+    model_nodes = {"TriageFunction", "ContextualizeFunction", "GradeFunction", "ClarifyFunction", "GenerateFunction", "VerifyFunction"}
+    for name, function in resources_of_type(template, "AWS::Serverless::Function").items():
+        policies = json.dumps(function["Properties"].get("Policies", []))
+        assert ("bedrock:InvokeModel" in policies) == (name in model_nodes), name
+        assert "foundation-model/*" not in policies
+        touches_threads = "ThreadsTable" in policies
+        assert touches_threads == (name in {"LoadMemoryFunction", "EscalateFunction", "WriteMemoryFunction"}), name
+
+
+def test_statelint_accepts_the_substituted_definition(template, tmp_path):
+    target = tmp_path / "turn.asl.json"
+    target.write_text(json.dumps(_substituted(template)), encoding="utf-8")
+    result = subprocess.run([str(BIN / "statelint"), "--ignore=FLOAT", str(target)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_statelint_catches_a_broken_edge(template, tmp_path):
+    broken = _substituted(template)
+    broken["States"]["Grade"]["Next"] = "NoSuchState"
+    target = tmp_path / "broken.asl.json"
+    target.write_text(json.dumps(broken), encoding="utf-8")
+    result = subprocess.run([str(BIN / "statelint"), "--ignore=FLOAT", str(target)], capture_output=True, text=True)
+    assert result.returncode != 0
+
+
+def test_cfn_lint_passes():
+    result = subprocess.run([str(BIN / "cfn-lint"), str(REPO_ROOT / "template.yaml")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_sam_validate_lint_passes():
+    sam = str(BIN / "sam")
+    env = os.environ | {"SAM_CLI_TELEMETRY": "0", "AWS_DEFAULT_REGION": "us-east-1"}
+    result = subprocess.run([sam, "validate", "--lint", "--template", str(REPO_ROOT / "template.yaml")],
+                            capture_output=True, text=True, env=env, cwd=REPO_ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
