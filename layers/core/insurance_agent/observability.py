@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import warnings
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 
@@ -21,6 +22,9 @@ def _log_handler() -> logging.Handler | None:
         return logging.StreamHandler(sys.stderr)
     return None  # Lambda: Powertools' default stdout handler, which CloudWatch collects
 
+
+# Nodes that only move data publish no metric of their own; that is expected, not worth a warning.
+warnings.filterwarnings("ignore", message="No application metrics to publish")
 
 logger = Logger(logger_handler=_log_handler())
 tracer = Tracer()

@@ -28,12 +28,12 @@ def match_option(message: str, options: list[ClarifyOption]) -> ClarifyOption | 
     asked = set(content_terms(message))
     if not asked:
         return None
-    best, best_overlap = None, 0.0
-    for option in options:
-        label_terms = set(content_terms(" ".join(filter(None, [option.label, option.title]))))
-        if not label_terms:
-            continue
-        overlap = len(asked & label_terms) / len(label_terms)
-        if overlap > best_overlap:
-            best, best_overlap = option, overlap
-    return best if best_overlap >= 0.5 else None
+    labels = [set(content_terms(" ".join(filter(None, [o.label, o.title])))) for o in options]
+    # Words every option shares ("insurance", the insurer's name) say nothing about which one was meant.
+    shared = set.intersection(*labels) if len(labels) > 1 else set()
+    scores = [len(asked & (terms - shared)) for terms in labels]
+    best = max(scores)
+    # One option must be named more clearly than every other; a tie means the user named none.
+    if best == 0 or scores.count(best) > 1:
+        return None
+    return options[scores.index(best)]

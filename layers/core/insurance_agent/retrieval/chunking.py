@@ -1,0 +1,150 @@
+"""Split a document into chunks along Markdown headings and paragraphs, within a word budget.
+
+Sizes are counted in whitespace-separated words: cheap, model-independent, and close enough to
+sub-word tokens for a budget (180 words of Persian stay well under a 512-token encoder window).
+Paragraphs are packed whole; only a paragraph longer than the budget is cut, into overlapping
+windows so that a sentence on a cut is whole in one of the two pieces.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from insurance_agent.models.chunks import ChunkPayload
+from insurance_agent.retrieval.access import require_tenant
+from insurance_agent.retrieval.documents import Document
+
+MAX_WORDS = 180
+OVERLAP_WORDS = 30
+HEADING_SEPARATOR = " > "
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+_WORD_WITH_SPACE = re.compile(r"\S+\s*")
+
+
+@dataclass
+class _Section:
+    heading: tuple[str, ...]
+    paragraphs: list[str] = field(default_factory=list)
+
+
+def word_count(text: str) -> int:
+    return len(text.split())
+
+
+def chunk_document(
+    doc: Document, tenant_id: str, *, max_words: int = MAX_WORDS, overlap_words: int = OVERLAP_WORDS
+) -> list[ChunkPayload]:
+    """Chunks of `doc` in document order; ids `f"{file_id}#{index}"` are stable for the same file."""
+    require_tenant(tenant_id)
+    if max_words < 1 or not 0 <= overlap_words < max_words:
+        raise ValueError("need max_words >= 1 and 0 <= overlap_words < max_words")
+    chunks: list[ChunkPayload] = []
+    for section in _sections(doc.text):
+        heading = HEADING_SEPARATOR.join(section.heading) or None
+        for text in _pack(section.paragraphs, max_words, overlap_words):
+            index = len(chunks)
+            chunks.append(
+                ChunkPayload(
+                    chunk_id=f"{doc.file_id}#{index}",
+                    file_id=doc.file_id,
+                    title=doc.title,
+                    domain=doc.domain,
+                    product=doc.product,
+                    chunk_index=index,
+                    language=doc.language or "fa",
+                    audience=list(doc.audience),
+                    tenant_id=tenant_id,
+                    text=text,
+                    heading=heading,
+                )
+            )
+    return chunks
+
+
+def embedding_text(chunk: ChunkPayload) -> str:
+    """What the encoders see: title and heading path give a short chunk its context."""
+    heading = chunk.heading or ""
+    # The H1 is usually the title itself; do not say it twice.
+    if heading == chunk.title or heading.startswith(chunk.title + HEADING_SEPARATOR):
+        heading = heading[len(chunk.title) :].removeprefix(HEADING_SEPARATOR)
+    prefix = "\n".join(part for part in (chunk.title, heading) if part)
+    return f"{prefix}\n\n{chunk.text}" if prefix else chunk.text
+
+
+def _sections(text: str) -> list[_Section]:
+    """Sections with their heading path and paragraphs; headings inside code fences are text."""
+    sections = [_Section(heading=())]
+    stack: list[tuple[int, str]] = []
+    paragraph: list[str] = []
+    fence: str | None = None
+
+    def end_paragraph() -> None:
+        body = "\n".join(paragraph).strip("\n")
+        # A paragraph without a letter or digit (a rule, a lone bullet) carries nothing to retrieve.
+        if any(ch.isalnum() for ch in body):
+            sections[-1].paragraphs.append(body)
+        paragraph.clear()
+
+    for line in text.split("\n"):
+        fence_match = _FENCE.match(line)
+        if fence is not None:
+            paragraph.append(line)
+            if fence_match and fence_match.group(1) == fence:
+                fence = None
+            continue
+        if fence_match:
+            fence = fence_match.group(1)
+            paragraph.append(line)
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            end_paragraph()
+            level = len(heading.group(1))
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, heading.group(2)))
+            sections.append(_Section(heading=tuple(title for _, title in stack)))
+        elif line.strip():
+            paragraph.append(line.rstrip())
+        else:
+            end_paragraph()
+    end_paragraph()
+    return [section for section in sections if section.paragraphs]
+
+
+def _pack(paragraphs: list[str], max_words: int, overlap_words: int) -> list[str]:
+    """Greedy packing of whole paragraphs; an over-long paragraph becomes overlapping windows."""
+    out: list[str] = []
+    current: list[str] = []
+    current_words = 0
+    for paragraph in paragraphs:
+        words = word_count(paragraph)
+        if words > max_words:
+            if current:
+                out.append("\n\n".join(current))
+                current, current_words = [], 0
+            out.extend(_windows(paragraph, max_words, overlap_words))
+            continue
+        if current and current_words + words > max_words:
+            out.append("\n\n".join(current))
+            current, current_words = [], 0
+        current.append(paragraph)
+        current_words += words
+    if current:
+        out.append("\n\n".join(current))
+    return out
+
+
+def _windows(paragraph: str, max_words: int, overlap_words: int) -> list[str]:
+    # Keep each word's trailing whitespace so that line breaks (lists, tables) survive the cut.
+    pieces = _WORD_WITH_SPACE.findall(paragraph)
+    step = max_words - overlap_words
+    windows = []
+    for start in range(0, len(pieces), step):
+        windows.append("".join(pieces[start : start + max_words]).strip())
+        if start + max_words >= len(pieces):
+            break
+    return windows

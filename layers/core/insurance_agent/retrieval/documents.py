@@ -1,0 +1,161 @@
+"""Source documents: a Markdown or text file with optional YAML front matter.
+
+Front matter keys: file_id, title, domain, product, audience, language. Anything else is rejected
+rather than ignored, so that a misspelt `audience` cannot silently publish an officer-only document
+to every user.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from insurance_agent.errors import InvalidInputError
+from insurance_agent.retrieval.access import AUDIENCES
+from insurance_agent.text import ZWNJ, detect_language
+
+MAX_DOCUMENT_BYTES = 1_048_576
+# Unicode letters and digits so that Persian file names work; no '#' (the chunk id separator).
+FILE_ID_PATTERN = re.compile(r"^\w[\w.\-]{0,127}$")
+_FIELD_PATTERN = re.compile(r"^[^\n\r\t]{1,128}$")
+_HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+_FRONT_MATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+
+
+class DocumentError(InvalidInputError):
+    """A document that cannot be ingested; `reason` is one of the REASONS codes."""
+
+    EMPTY = "empty"
+    FRONT_MATTER = "front_matter"
+    TOO_LARGE = "too_large"
+    ENCODING = "encoding"
+    INVALID_FIELD = "invalid_field"
+    UNREADABLE = "unreadable"
+    REASONS = (EMPTY, FRONT_MATTER, TOO_LARGE, ENCODING, INVALID_FIELD, UNREADABLE)
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+class Document(BaseModel):
+    """One source document, validated; `text` is the body without front matter."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    file_id: str
+    title: str = Field(min_length=1, max_length=300)
+    domain: str | None = None
+    product: str | None = None
+    audience: list[str] = Field(default_factory=lambda: ["user", "officer", "admin"], min_length=1)
+    language: Literal["fa", "en"] | None = None
+    text: str = Field(min_length=1)
+    source: str | None = None
+
+    @field_validator("file_id")
+    @classmethod
+    def _file_id_shape(cls, value: str) -> str:
+        if not FILE_ID_PATTERN.match(value):
+            raise ValueError("file_id must be 1-128 letters, digits, '.', '_' or '-'")
+        return value
+
+    @field_validator("domain", "product")
+    @classmethod
+    def _label_shape(cls, value: str | None) -> str | None:
+        if value is not None and not _FIELD_PATTERN.match(value):
+            raise ValueError("must be a single line of 1-128 characters")
+        return value
+
+    @field_validator("audience", mode="before")
+    @classmethod
+    def _audience_values(cls, value: Any) -> Any:
+        if isinstance(value, str):  # `audience: officer` in front matter
+            value = [value]
+        if isinstance(value, list):
+            unknown = [v for v in value if v not in AUDIENCES]
+            if unknown:
+                raise ValueError(f"unknown audience {unknown!r}; allowed: {list(AUDIENCES)}")
+            return list(dict.fromkeys(value))
+        return value
+
+    @model_validator(mode="after")
+    def _detect_language(self) -> Document:
+        if self.language is None:
+            self.language = detect_language(self.text)
+        return self
+
+
+def load_document(path: str | Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> Document:
+    """Read and validate one document; raises DocumentError with the reason it cannot be used."""
+    path = Path(path)
+    try:
+        # Check the size before reading so that a huge file is never loaded into memory.
+        if path.stat().st_size > max_bytes:
+            raise DocumentError(DocumentError.TOO_LARGE, f"more than {max_bytes} bytes")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DocumentError(DocumentError.UNREADABLE, type(exc).__name__) from exc
+    if len(raw) > max_bytes:  # the file grew between stat and read
+        raise DocumentError(DocumentError.TOO_LARGE, f"more than {max_bytes} bytes")
+    try:
+        content = raw.decode("utf-8-sig")  # tolerate a BOM, refuse every other encoding
+    except UnicodeDecodeError as exc:
+        raise DocumentError(DocumentError.ENCODING, f"not UTF-8 at byte {exc.start}") from exc
+    if "\x00" in content:
+        raise DocumentError(DocumentError.ENCODING, "contains NUL bytes")
+    content = content.replace("\r\n", "\n").replace("\r", "\n")
+    meta, body = _split_front_matter(content)
+    body = body.strip()
+    if not body or not any(ch.isalnum() for ch in body):
+        raise DocumentError(DocumentError.EMPTY, "no text")
+
+    fields: dict[str, Any] = {k: _scalar_to_str(k, v) for k, v in meta.items()}
+    fields.setdefault("file_id", _default_file_id(path))
+    fields.setdefault("title", _first_heading(body) or path.stem)
+    try:
+        return Document(**fields, text=body, source=str(path))
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'document'}: {e['msg']}" for e in exc.errors())
+        raise DocumentError(DocumentError.INVALID_FIELD, problems) from exc
+
+
+def _split_front_matter(content: str) -> tuple[dict[str, Any], str]:
+    first_line, _, rest = content.partition("\n")
+    if first_line.rstrip() != "---":
+        return {}, content
+    close = _FRONT_MATTER_CLOSE.search(rest)
+    if close is None:
+        raise DocumentError(DocumentError.FRONT_MATTER, "front matter is not closed")
+    try:
+        meta = yaml.safe_load(rest[: close.start()])
+    except yaml.YAMLError as exc:
+        raise DocumentError(DocumentError.FRONT_MATTER, f"invalid YAML ({type(exc).__name__})") from exc
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict) or not all(isinstance(k, str) for k in meta):
+        raise DocumentError(DocumentError.FRONT_MATTER, "front matter must be a mapping")
+    return meta, rest[close.end():]
+
+
+def _scalar_to_str(key: str, value: Any) -> Any:
+    # YAML reads `title: 2024` or `product: 110` as numbers; they are labels here.
+    if key in {"file_id", "title", "domain", "product"} and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _default_file_id(path: Path) -> str:
+    # Persian file names often contain half-spaces and spaces; fold them into '-' for an id.
+    stem = unicodedata.normalize("NFC", path.stem)
+    return re.sub(rf"[\s{ZWNJ}]+", "-", stem).strip("-")
+
+
+def _first_heading(body: str) -> str | None:
+    match = _HEADING.search(body)
+    return match.group(1).strip() if match else None

@@ -1,0 +1,258 @@
+"""The hybrid query: dense + BM25 prefetch -> RRF -> optional ColBERT MAX_SIM rerank -> context window.
+
+The security filter (tenant, audience allowlist, domain, scope) is put in every prefetch and at the
+top level, and the returned payloads are checked again: qdrant-client's local mode has ignored a
+top-level filter under fusion (issues 1372/1373), so no single layer is trusted alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from qdrant_client import models
+
+from insurance_agent.config import get_settings
+from insurance_agent.errors import InvalidInputError
+from insurance_agent.models.chunks import RetrievedChunk
+from insurance_agent.retrieval import index
+from insurance_agent.retrieval.access import allowed_audiences, require_tenant
+from insurance_agent.retrieval.chunking import HEADING_SEPARATOR
+from insurance_agent.retrieval.embeddings import (
+    DENSE_VECTOR,
+    LATE_VECTOR,
+    SPARSE_VECTOR,
+    dense_encoder,
+    late_encoder,
+    sparse_encoder,
+)
+
+logger = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 2000
+MAX_K = 50
+SCOPE_KEYS = ("file_id", "domain")
+_WORD_WITH_SPACE = re.compile(r"\S+\s*")
+_MIN_OVERLAP_WORDS = 5
+
+
+def search(
+    query: str,
+    *,
+    tenant_id: str,
+    roles: list[str],
+    domain: str | None = None,
+    scope: dict[str, Any] | None = None,
+    k: int | None = None,
+) -> list[RetrievedChunk]:
+    """Chunks of `tenant_id` readable by `roles` that best answer `query`, best first.
+
+    `domain` and `scope` ({"file_id": str | list, "domain": str | list}) only ever narrow the
+    result. Each hit's `text` is widened with its neighbouring chunks (`expanded_from`).
+    """
+    text = _validate_query(query)
+    require_tenant(tenant_id)
+    settings = get_settings().retrieval
+    k = settings.top_k if k is None else k
+    if not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise InvalidInputError(f"k must be between 1 and {MAX_K}")
+    audiences = allowed_audiences(roles)
+    if not audiences:
+        return []  # nothing is readable: do not even ask Qdrant
+    constraints = _constraints(tenant_id, audiences, domain, _parse_scope(scope))
+    if not index.collection_exists():
+        return []
+
+    security = models.Filter(must=list(constraints.values()))
+    limit = max(settings.prefetch_limit, k)
+    legs = [models.Prefetch(query=dense_encoder().embed_query(text), using=DENSE_VECTOR, filter=security, limit=limit)]
+    sparse = sparse_encoder().embed_query(text)
+    if sparse.indices:  # a query of stopwords only has no BM25 terms; the dense leg still runs
+        legs.append(models.Prefetch(query=sparse, using=SPARSE_VECTOR, filter=security, limit=limit))
+    fusion = _rrf(settings.rrf_k)
+    late = late_encoder()
+    client = index.get_client()
+    with index.qdrant_errors():
+        if late is None:
+            response = client.query_points(
+                settings.collection, prefetch=legs, query=fusion, query_filter=security, limit=k, with_payload=True
+            )
+        else:
+            fused = models.Prefetch(prefetch=legs, query=fusion, filter=security, limit=limit)
+            response = client.query_points(
+                settings.collection,
+                prefetch=fused,
+                query=late.embed_query(text),
+                using=LATE_VECTOR,
+                query_filter=security,
+                limit=k,
+                with_payload=True,
+            )
+
+    hits: list[RetrievedChunk] = []
+    seen: set[str] = set()
+    for point in response.points:
+        payload = point.payload or {}
+        if not _permitted(payload, tenant_id, audiences, constraints):
+            logger.error("qdrant returned a point outside the security filter; dropped")
+            continue
+        if payload.get("chunk_id") in seen:  # nested prefetch can count a point twice (issue 1397)
+            continue
+        if settings.score_threshold is not None and point.score < settings.score_threshold:
+            continue
+        seen.add(payload["chunk_id"])
+        hits.append(RetrievedChunk(**payload, score=point.score))
+    return _expand(hits, tenant_id, audiences, constraints, settings.context_window)
+
+
+def _validate_query(query: Any) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInputError("query is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidInputError(f"query is longer than {MAX_QUERY_CHARS} characters")
+    return query.strip()
+
+
+def _parse_scope(scope: dict[str, Any] | None) -> dict[str, list[str]]:
+    """Scope values as lists; unknown keys are refused so that a narrowing is never silently lost."""
+    if not scope:
+        return {}
+    if not isinstance(scope, dict) or set(scope) - set(SCOPE_KEYS):
+        raise InvalidInputError(f"scope may only have the keys {list(SCOPE_KEYS)}")
+    parsed: dict[str, list[str]] = {}
+    for key, value in scope.items():
+        values = [value] if isinstance(value, str) else value
+        if values is None or values == []:
+            continue
+        if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
+            raise InvalidInputError(f"scope {key} must be a string or a list of strings")
+        parsed[key] = values
+    return parsed
+
+
+def _constraints(
+    tenant_id: str, audiences: list[str], domain: str | None, scope: dict[str, list[str]]
+) -> dict[str, models.FieldCondition]:
+    """Named filter conditions (all must hold); the same set guards search and context expansion."""
+    conditions = {
+        "tenant_id": models.FieldCondition(key="tenant_id", match=models.MatchValue(value=tenant_id)),
+        "audience": models.FieldCondition(key="audience", match=models.MatchAny(any=audiences)),
+    }
+    if domain:
+        conditions["domain"] = models.FieldCondition(key="domain", match=models.MatchValue(value=domain))
+    for key, values in scope.items():
+        # A scope domain next to `domain` adds a second condition on the same key: both must hold.
+        conditions[f"scope_{key}"] = models.FieldCondition(key=key, match=models.MatchAny(any=values))
+    return conditions
+
+
+def _permitted(payload: dict[str, Any], tenant_id: str, audiences: list[str], constraints: dict) -> bool:
+    """The security filter re-checked on a returned payload (defence in depth)."""
+    if payload.get("tenant_id") != tenant_id or not set(payload.get("audience") or ()) & set(audiences):
+        return False
+    if "domain" in constraints and payload.get("domain") != constraints["domain"].match.value:
+        return False
+    for key in SCOPE_KEYS:
+        condition = constraints.get(f"scope_{key}")
+        if condition is not None and payload.get(key) not in condition.match.any:
+            return False
+    return True
+
+
+def _rrf(k: int) -> models.Query:
+    # Parametrised RRF needs qdrant-client >= 1.16 (and a server that knows it); older: the default k.
+    if hasattr(models, "RrfQuery") and hasattr(models, "Rrf"):
+        return models.RrfQuery(rrf=models.Rrf(k=k))
+    return models.FusionQuery(fusion=models.Fusion.RRF)
+
+
+def _expand(
+    hits: list[RetrievedChunk], tenant_id: str, audiences: list[str], constraints: dict, window: int
+) -> list[RetrievedChunk]:
+    """Merge each hit with up to `window` neighbours on each side from the same file, in order.
+
+    Neighbours are fetched with the same security conditions. A neighbour that is itself a hit, or
+    was already merged into a better hit, is not repeated; expansion stops at such a gap so that the
+    merged text is always contiguous.
+    """
+    if window <= 0 or not hits:
+        return hits
+    around = [
+        models.Filter(
+            must=[
+                models.FieldCondition(key="file_id", match=models.MatchValue(value=hit.file_id)),
+                models.FieldCondition(
+                    key="chunk_index", range=models.Range(gte=hit.chunk_index - window, lte=hit.chunk_index + window)
+                ),
+            ]
+        )
+        for hit in hits
+    ]
+    flt = models.Filter(must=[*constraints.values(), models.Filter(should=around)])
+    settings = get_settings().retrieval
+    with index.qdrant_errors():
+        points, _ = index.get_client().scroll(
+            settings.collection,
+            scroll_filter=flt,
+            limit=len(hits) * (2 * window + 1),
+            with_payload=True,
+            with_vectors=False,
+        )
+    by_position = {}
+    for point in points:
+        payload = point.payload or {}
+        if _permitted(payload, tenant_id, audiences, constraints):
+            by_position[(payload["file_id"], payload["chunk_index"])] = payload
+
+    used = {hit.chunk_id for hit in hits}
+    expanded = []
+    for hit in hits:
+        before: list[dict] = []
+        after: list[dict] = []
+        for step, side in ((-1, before), (1, after)):
+            for offset in range(1, window + 1):
+                neighbour = by_position.get((hit.file_id, hit.chunk_index + step * offset))
+                if neighbour is None or neighbour["chunk_id"] in used:
+                    break
+                used.add(neighbour["chunk_id"])
+                side.append(neighbour)
+        parts = [*reversed(before), hit.model_dump(), *after]
+        expanded.append(
+            hit.model_copy(
+                update={
+                    "text": _merge(parts, hit.heading),
+                    "expanded_from": [p["chunk_id"] for p in parts if p["chunk_id"] != hit.chunk_id],
+                }
+            )
+        )
+    return expanded
+
+
+def _merge(parts: list[dict], hit_heading: str | None) -> str:
+    """Texts in document order; a heading line where the section changes; window overlaps removed."""
+    pieces: list[str] = []
+    heading = hit_heading
+    previous = ""
+    for part in parts:
+        text = part["text"]
+        if part.get("heading") and part["heading"] != heading:
+            pieces.append(part["heading"].split(HEADING_SEPARATOR)[-1])
+        elif previous:
+            text = _drop_overlap(previous, text)
+        heading = part.get("heading")
+        if text:
+            pieces.append(text)
+        previous = part["text"]
+    return "\n\n".join(pieces)
+
+
+def _drop_overlap(previous: str, text: str) -> str:
+    """Remove from `text` the words that repeat the end of `previous` (the chunker's window overlap)."""
+    prev_words = previous.split()
+    pieces = _WORD_WITH_SPACE.findall(text)
+    words = [piece.strip() for piece in pieces]
+    for n in range(min(len(prev_words), len(words)), _MIN_OVERLAP_WORDS - 1, -1):
+        if prev_words[-n:] == words[:n]:
+            return "".join(pieces[n:]).strip()
+    return text
