@@ -36,10 +36,10 @@ def corpus(agent_home):
 
 @pytest.fixture(scope="session")
 def stack(agent_home, corpus):
+    import json
+
     from agent_local.stack import LocalStack
     from insurance_agent.store.accounts import DynamoAccountsSource, PolicyRecord
-
-    import json
 
     with LocalStack(agent_home, fast_retries=True, persist=False) as local:
         records = json.loads((REPO_ROOT / "samples" / "accounts.json").read_text(encoding="utf-8"))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from agent_local import moto_patches
 from insurance_agent.errors import TransientError
 
@@ -56,7 +55,7 @@ def failing(stack):
     originals = {}
 
     def make(logical, error, times=None):
-        name = stack.function_names[logical]
+        name = stack.function_names[f"{logical}Function"]
         original = moto_patches.handlers()[name]
         originals[name] = original
         calls = {"n": 0}

@@ -8,7 +8,6 @@ neighbour from another file) as much as about what must.
 from __future__ import annotations
 
 import pytest
-
 from insurance_agent.errors import ConfigurationError, InvalidInputError, TransientError
 from insurance_agent.retrieval import embeddings, index
 from insurance_agent.retrieval.documents import Document

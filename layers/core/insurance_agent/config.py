@@ -63,6 +63,7 @@ class Settings(BaseModel):
     models: ModelSettings = Field(default_factory=ModelSettings)
     policy_file: str | None = None
     recent_turns: int = 6
+    corpus_language: str = "fa"
 
 
 def _int(name: str, default: int) -> int:
@@ -108,4 +109,5 @@ def get_settings() -> Settings:
         ),
         policy_file=_env("AGENT_POLICY_FILE"),
         recent_turns=_int("AGENT_RECENT_TURNS", 6),
+        corpus_language=_env("AGENT_CORPUS_LANGUAGE", "fa"),
     )

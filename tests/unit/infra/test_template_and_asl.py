@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from agent_local.template import REPO_ROOT, load_template, resources_of_type, state_machine
 
 ASL_PATH = REPO_ROOT / "statemachine" / "turn.asl.json"

@@ -1,7 +1,6 @@
 """The role allowlist and the tenant id check."""
 
 import pytest
-
 from insurance_agent.errors import InvalidInputError
 from insurance_agent.retrieval.access import allowed_audiences, require_tenant
 

@@ -1,7 +1,6 @@
 """Chunking: stable ids, heading paths, the word budget and the overlap of cut paragraphs."""
 
 import pytest
-
 from insurance_agent.errors import InvalidInputError
 from insurance_agent.retrieval.chunking import chunk_document, embedding_text, word_count
 from insurance_agent.retrieval.documents import Document

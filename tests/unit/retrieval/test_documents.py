@@ -1,7 +1,6 @@
 """Loading documents: front matter, defaults, and every reason a document is refused."""
 
 import pytest
-
 from insurance_agent.retrieval.documents import Document, DocumentError, load_document
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from insurance_agent.config import get_settings
 from insurance_agent.models.roles import ContextualizeRequest, HistoryTurn
 from insurance_agent.models.state import TurnState
 from insurance_agent.nodes.common import parts, save
-from insurance_agent.policy.clarification import match_option
+from insurance_agent.policy.clarification import pick_option
 from insurance_agent.roles.base import get_provider
 
 
@@ -15,15 +16,15 @@ def run(state: TurnState) -> TurnState:
     history = [HistoryTurn.model_validate(h) for h in stored.get("history", [])]
     last = history[-1] if history else None
 
-    picked = match_option(turn.message, last.options) if last and last.status == "clarify" else None
+    picked = pick_option(turn.message, last.options) if last and last.status == "clarify" else None
     if picked is not None:
         # The user chose one of our grounded options: same question, retrieval scoped to that document.
         scope = {k: v for k, v in {"file_id": picked.file_id, "domain": picked.domain}.items() if v}
         save(state, query=last.query or last.message, scope=scope)
         return state
 
-    if not history:
-        # Deterministic shortcut: a first turn has nothing to resolve against.
+    if not history and state.language == get_settings().corpus_language:
+        # Deterministic shortcut: a first turn in the corpus language has nothing to resolve or translate.
         save(state, query=turn.message, scope={})
         return state
 

@@ -7,7 +7,7 @@ from insurance_agent.models.roles import HistoryTurn, Intent, TriageRequest
 from insurance_agent.models.state import TurnState
 from insurance_agent.nodes.common import parts
 from insurance_agent.observability import metrics
-from insurance_agent.policy.clarification import match_option
+from insurance_agent.policy.clarification import pick_option
 from insurance_agent.policy.escalation import load_policy
 from insurance_agent.policy.frustration import is_frustrated
 from insurance_agent.roles.base import get_provider
@@ -19,7 +19,7 @@ def run(state: TurnState) -> TurnState:
     policy = load_policy()
 
     last = history[-1] if history else None
-    if last and last.status == "clarify" and match_option(turn.message, last.options):
+    if last and last.status == "clarify" and pick_option(turn.message, last.options):
         # Picking one of the options we offered continues the knowledge question; no model needed.
         state.route = Intent.KNOWLEDGE.value
         return state

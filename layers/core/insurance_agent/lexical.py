@@ -1,0 +1,487 @@
+"""Lexical machinery shared by the local roles: query concepts, a small bilingual glossary, coverage.
+
+The corpus is Persian; users also write English, and colloquial Persian ("ماشین" for "خودرو").
+A query is turned into *concepts*: each concept is one thing the user asked about, with the
+alternative term sets that express it (an English word and its Persian renderings, or a colloquial
+Persian word and the formal one). A concept is covered by a text when every stem of one of its
+alternatives occurs in the text. Coverage of a query by a text = the weighted share of its concepts
+covered. Question words ("چقدر", "how much") and requests ("لطفا بگید") are not concepts: no
+document "covers" them.
+
+The glossary is deliberately small and domain-specific: it is the local provider's stand-in for the
+translation a language model does, so that an English question can be matched against Persian
+evidence. It does not pretend to translate anything else.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from insurance_agent.text import content_terms, normalize, numbers_in, stemmer, stopwords, tokens
+
+# English term (lower case, words) -> Persian renderings as they appear in policy documents.
+GLOSSARY: dict[str, tuple[str, ...]] = {
+    "insurance": ("بیمه",),
+    "insure": ("بیمه",),
+    "policy": ("بیمه نامه",),
+    "policies": ("بیمه نامه",),
+    "car": ("خودرو",),
+    "vehicle": ("خودرو",),
+    "auto": ("خودرو",),
+    "automobile": ("خودرو",),
+    "motorcycle": ("موتورسیکلت",),
+    "motorbike": ("موتورسیکلت",),
+    "third party": ("شخص ثالث",),
+    "third-party": ("شخص ثالث",),
+    "liability": ("مسئولیت",),
+    "body": ("بدنه",),
+    "comprehensive": ("بدنه",),
+    "collision": ("بدنه",),
+    "health": ("درمان",),
+    "medical": ("درمان",),
+    "treatment": ("درمان",),
+    "supplementary": ("تکمیلی",),
+    "supplemental": ("تکمیلی",),
+    "life": ("عمر",),
+    "travel": ("مسافرتی", "سفر"),
+    "trip": ("سفر",),
+    "fire": ("آتش سوزی",),
+    "earthquake": ("زلزله",),
+    "flood": ("سیل",),
+    "home": ("منزل", "منازل", "ساختمان"),
+    "house": ("منزل", "منازل", "ساختمان"),
+    "building": ("ساختمان",),
+    "premium": ("حق بیمه",),
+    "price": ("قیمت", "حق بیمه", "هزینه"),
+    "cost": ("هزینه", "حق بیمه", "قیمت"),
+    "fee": ("هزینه",),
+    "deductible": ("فرانشیز",),
+    "coverage": ("پوشش",),
+    "cover": ("پوشش",),
+    "covered": ("پوشش",),
+    "claim": ("خسارت",),
+    "damage": ("خسارت",),
+    "compensation": ("خسارت",),
+    "wife": ("همسر",),
+    "husband": ("همسر",),
+    "spouse": ("همسر",),
+    "child": ("فرزند",),
+    "children": ("فرزند",),
+    "kid": ("فرزند",),
+    "kids": ("فرزند",),
+    "son": ("فرزند",),
+    "daughter": ("فرزند",),
+    "father": ("پدر",),
+    "mother": ("مادر",),
+    "parent": ("والدین", "پدر", "مادر"),
+    "parents": ("والدین", "پدر", "مادر"),
+    "family": ("خانواده",),
+    "hospital": ("بیمارستان",),
+    "hospitalization": ("بستری",),
+    "hospitalisation": ("بستری",),
+    "surgery": ("جراحی",),
+    "operation": ("جراحی",),
+    "dental": ("دندانپزشکی", "دندان"),
+    "dentist": ("دندانپزشکی",),
+    "teeth": ("دندان",),
+    "tooth": ("دندان",),
+    "glasses": ("عینک",),
+    "eyeglasses": ("عینک",),
+    "pregnancy": ("زایمان", "بارداری"),
+    "childbirth": ("زایمان",),
+    "maternity": ("زایمان",),
+    "delivery": ("زایمان",),
+    "medicine": ("دارو",),
+    "drug": ("دارو",),
+    "drugs": ("دارو",),
+    "doctor": ("پزشک",),
+    "physician": ("پزشک",),
+    "visit": ("ویزیت",),
+    "waiting period": ("دوره انتظار",),
+    "limit": ("سقف",),
+    "ceiling": ("سقف",),
+    "maximum": ("حداکثر", "سقف"),
+    "minimum": ("حداقل",),
+    "discount": ("تخفیف",),
+    "no claims": ("عدم خسارت",),
+    "no-claims": ("عدم خسارت",),
+    "renewal": ("تمدید",),
+    "renew": ("تمدید",),
+    "cancel": ("فسخ", "لغو"),
+    "cancellation": ("فسخ", "لغو"),
+    "refund": ("استرداد", "بازپرداخت"),
+    "installment": ("قسط", "اقساط"),
+    "installments": ("قسط", "اقساط"),
+    "instalment": ("قسط", "اقساط"),
+    "payment": ("پرداخت",),
+    "pay": ("پرداخت",),
+    "documents": ("مدارک",),
+    "document": ("مدارک",),
+    "age": ("سن",),
+    "accident": ("حادثه", "تصادف"),
+    "crash": ("تصادف",),
+    "death": ("فوت",),
+    "disability": ("ازکارافتادگی", "نقص عضو"),
+    "theft": ("سرقت",),
+    "stolen": ("سرقت",),
+    "glass": ("شیشه",),
+    "driver": ("راننده",),
+    "passenger": ("سرنشین",),
+    "pedestrian": ("عابر",),
+    "exclusion": ("استثنا", "استثنائات"),
+    "exclusions": ("استثنا", "استثنائات"),
+    "excluded": ("استثنا", "استثنائات"),
+    "contract": ("قرارداد",),
+    "duration": ("مدت",),
+    "period": ("مدت", "دوره"),
+    "year": ("سال",),
+    "month": ("ماه",),
+    "money": ("مبلغ",),
+    "amount": ("مبلغ",),
+    "sum insured": ("سرمایه",),
+    "capital": ("سرمایه",),
+    "beneficiary": ("ذینفع",),
+    "savings": ("اندوخته",),
+    "loan": ("وام",),
+    "earthquake coverage": ("پوشش زلزله",),
+    "calculate": ("محاسبه",),
+    "calculated": ("محاسبه",),
+    "calculation": ("محاسبه",),
+    "add": ("اضافه",),
+    "added": ("اضافه",),
+    "adding": ("اضافه",),
+    "include": ("شامل",),
+    "included": ("شامل",),
+    "profit": ("سود",),
+    "guaranteed": ("تضمینی",),
+    "rate": ("نرخ",),
+    "investment": ("سرمایه گذاری",),
+    "outpatient": ("سرپایی",),
+    "surrender": ("بازخرید",),
+    "withdrawal": ("برداشت",),
+    "deadline": ("مهلت",),
+    "report": ("اعلام", "گزارش"),
+    "submit": ("اعلام", "ارائه"),
+    "submitted": ("اعلام", "ارائه"),
+    "day": ("روز",),
+    "days": ("روز",),
+    "hour": ("ساعت",),
+    "hours": ("ساعت",),
+    "risk": ("خطر",),
+    "risks": ("خطر",),
+    "natural disaster": ("بلایای طبیعی",),
+    "natural disasters": ("بلایای طبیعی",),
+    "storm": ("طوفان",),
+    "lightning": ("صاعقه",),
+    "explosion": ("انفجار",),
+    "tax": ("مالیات",),
+    "value": ("ارزش",),
+    "imported": ("وارداتی",),
+    "windshield": ("شیشه",),
+    "penalty": ("جریمه",),
+    "late": ("تأخیر", "دیرکرد"),
+    "delay": ("تأخیر",),
+    "conditions": ("شرایط",),
+    "requirements": ("شرایط",),
+    "blood money": ("دیه",),
+    "diyeh": ("دیه",),
+    "assessor": ("ارزیاب",),
+    "branch": ("شعبه",),
+    # the fields of a policy record (account evidence): "when does my policy expire?"
+    "expire": ("پایان", "انقضا", "end date"),
+    "expires": ("پایان", "انقضا", "end date"),
+    "expiry": ("پایان", "انقضا", "end date"),
+    "end": ("پایان", "end date"),
+    "start": ("شروع", "start date"),
+    "active": ("وضعیت", "status"),
+    "valid": ("وضعیت", "status", "پایان"),
+    "status": ("وضعیت",),
+}
+
+# Glossary words too generic to require verbatim evidence (see Concept.key).
+GENERIC_NOTIONS = frozenset(
+    "insurance insure policy policies cover covered coverage claim damage compensation price cost fee pay "
+    "payment amount money year month day days hour hours period duration document documents value add added "
+    "adding include included conditions requirements calculate calculated calculation report submit submitted "
+    "rate limit maximum minimum contract family home house building treatment visit "
+    "expire expires expiry end start active valid status "
+    "قیمت هزینه پول خونه خانه تمام تموم انقضا منقضی اعتبار فعال فعاله".split()
+)
+
+# Colloquial or alternative Persian words -> the words the documents use.
+PERSIAN_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "ماشین": ("خودرو",),
+    "اتومبیل": ("خودرو",),
+    "موتور": ("موتورسیکلت",),
+    "زن": ("همسر",),
+    "خانم": ("همسر",),
+    "شوهر": ("همسر",),
+    "بچه": ("فرزند",),
+    "پسر": ("فرزند",),
+    "دختر": ("فرزند",),
+    "دکتر": ("پزشک",),
+    "قیمت": ("حق بیمه", "هزینه"),
+    "هزینه": ("حق بیمه", "قیمت"),
+    "پول": ("مبلغ", "هزینه"),
+    "تصادف": ("حادثه",),
+    # the fields of a policy record (account evidence): «بیمه‌ام کی تموم میشه؟»
+    "تمام": ("پایان", "انقضا"),
+    "تموم": ("پایان", "انقضا"),
+    "انقضا": ("پایان",),
+    "منقضی": ("پایان", "انقضا"),
+    "اعتبار": ("پایان", "وضعیت"),
+    "فعال": ("وضعیت",),
+    "فعاله": ("وضعیت",),
+    "دزدی": ("سرقت",),
+    "فسخ": ("لغو", "ابطال"),
+    "لغو": ("فسخ", "ابطال"),
+    "مسافرت": ("سفر",),
+    "خونه": ("منزل", "منازل", "ساختمان"),
+    "خانه": ("منزل", "منازل", "ساختمان"),
+}
+
+# Words that name a line of insurance or a product.
+_LINE_WORDS = (
+    "بدنه ثالث درمان تکمیلی عمر آتش سوزی مسافرتی زلزله سیل مسئولیت موتورسیکلت خودرو ماشین حوادث "
+    "پزشکان دندانپزشکی باربری کشتی حیوانات سرقت "
+    "body third party health medical supplementary life fire travel earthquake flood liability motorcycle "
+    "car vehicle accident dental cargo marine pet theft"
+)
+
+# Question words, requests and fillers: never something a document answers.
+_NOISE_WORDS = (
+    "چقدر چقدره چقد چنده چیه چیا کدومه چطور چطوری چگونه چیست چی چه چرا کجا کدام کدوم کدومش "
+    "آیا ایا چند چندتا میشه می شود "
+    "بگید بگویید بگو بگین توضیح بدید بدهید میخواستم میخوام می خواهم بدونم بدانم لطفا لطفاً سوال "
+    "سوالی بپرسم بپرسم داره دارد داری دارم هست هستش یعنی مثلا حالا خب خوب سلام ممنون مرسی "
+    "اون آن این همین همون یکی اونو اینو اینا اونا "
+    "how what which when where why whether tell please explain need want know could would like question "
+    "wonder ask asking also then hi hello thanks thank just about tell me you one ones it that this those these "
+    "same else again does get got need needed required usually typically generally normally take takes "
+    # light verbs and auxiliaries (colloquial and formal): they never carry what is asked
+    "میده میدن میدهد میدهند می دهد می دهند میکنه میکنن میکند میکنند می کند می کنند میشه میشن میشود "
+    "میشوند می شود می شوند داره دارن دارند هستن هستند بود بوده شد شده شدن کرد کرده کنم کنه کنید کنیم "
+    "بکنم بدم بده بدید بدهید بگیرم بگیره گرفت گرفته باید بشه شود کردن"
+)
+
+
+def terms_of(text: str) -> list[str]:
+    """`content_terms`, with Persian stems stemmed once more when that still leaves 3+ letters.
+
+    The Persian stemmer strips one suffix per call, so "قیمتش" gives "قیمت" while "قیمت" gives
+    "قیم"; a second pass makes the inflected and the plain form meet.
+    """
+    stem = stemmer().stem_word
+    result = []
+    for term in content_terms(text):
+        if term.isdigit():
+            continue  # numbers are matched whole, below: "10" must not match "10,000"
+        if not term.isascii():
+            deeper = stem(term)
+            if len(deeper) >= 3:
+                term = deeper
+        result.append(term)
+    result.extend(sorted(numbers_in(text)))
+    return result
+
+
+@lru_cache(maxsize=1)
+def line_terms() -> frozenset[str]:
+    """Stems of the words that name a line of insurance ("بدنه", "travel", ...)."""
+    return frozenset(terms_of(_LINE_WORDS))
+
+
+@lru_cache(maxsize=1)
+def noise_terms() -> frozenset[str]:
+    return frozenset(terms_of(_NOISE_WORDS))
+
+
+@lru_cache(maxsize=1)
+def _generic_stems() -> frozenset[str]:
+    return frozenset(term for word in GENERIC_NOTIONS if not word.isascii() for term in terms_of(word))
+
+
+def _stems(phrase: str) -> frozenset[str]:
+    terms = [term for term in terms_of(phrase) if term not in noise_terms()]
+    return frozenset(terms)
+
+
+@lru_cache(maxsize=1)
+def _glossary_index() -> dict[tuple[str, ...], tuple[frozenset[str], ...]]:
+    """English key as a tuple of stems -> the stem sets of its Persian renderings."""
+    stem = stemmer().stem_word
+    index: dict[tuple[str, ...], tuple[frozenset[str], ...]] = {}
+    for english, persian in GLOSSARY.items():
+        key = tuple(stem(word) for word in re.findall(r"[a-z]+", english))
+        renderings = tuple(stems for stems in (_stems(phrase) for phrase in persian) if stems)
+        index[key] = tuple(dict.fromkeys(index.get(key, ()) + renderings))
+    return index
+
+
+@lru_cache(maxsize=1)
+def _synonym_index() -> dict[str, tuple[frozenset[str], ...]]:
+    index: dict[str, tuple[frozenset[str], ...]] = {}
+    for word, alternatives in PERSIAN_SYNONYMS.items():
+        for key in _stems(word):
+            index[key] = tuple(stems for stems in (_stems(phrase) for phrase in alternatives) if stems)
+    return index
+
+
+@dataclass(frozen=True)
+class Concept:
+    """One thing the query asks about and the stem sets that express it (any one suffices)."""
+
+    label: str
+    alternatives: tuple[frozenset[str], ...]
+    #: A specific domain notion the glossary knows ("earthquake", "deductible", «ماشین»): when no
+    #: piece of evidence mentions it, the evidence does not address the question. Generic words
+    #: ("cover", "cost", "policy") are never key: documents say them in too many ways.
+    key: bool = False
+
+    def covered_by(self, terms: set[str] | frozenset[str]) -> bool:
+        return any(alternative <= terms for alternative in self.alternatives)
+
+    @property
+    def stems(self) -> frozenset[str]:
+        return frozenset().union(*self.alternatives)
+
+
+def _english_spans(text: str) -> list[tuple[str, tuple[frozenset[str], ...]]]:
+    """Glossary concepts of the Latin-script words of `text`, longest phrase first, in reading order."""
+    stem = stemmer().stem_word
+    stop = stopwords()
+    words = [word for word in re.findall(r"[a-z]+(?:-[a-z]+)*", normalize(text))]
+    flat: list[str] = []
+    for word in words:
+        flat.extend(part for part in word.split("-") if part)
+    index = _glossary_index()
+    longest = max(len(key) for key in index)
+    found: list[tuple[str, tuple[frozenset[str], ...]]] = []
+    position = 0
+    while position < len(flat):
+        for size in range(min(longest, len(flat) - position), 0, -1):
+            key = tuple(stem(word) for word in flat[position : position + size])
+            if key in index:
+                english = frozenset(key)
+                found.append((" ".join(flat[position : position + size]), (english, *index[key])))
+                position += size
+                break
+        else:
+            word = flat[position]
+            term = stem(word)
+            if word not in stop and len(word) > 1 and term not in noise_terms():
+                found.append((word, (frozenset([term]),)))
+            position += 1
+    return found
+
+
+def query_concepts(query: str) -> list[Concept]:
+    """The concepts a query asks about (see the module docstring), without duplicates."""
+    concepts: list[Concept] = []
+    seen_stems: set[str] = set()
+    for label, alternatives in _english_spans(query):
+        concept = Concept(label, alternatives, key=len(alternatives) > 1 and label not in GENERIC_NOTIONS)
+        if concept.stems & seen_stems and len(alternatives) == 1:
+            continue
+        concepts.append(concept)
+        seen_stems |= concept.stems
+    synonyms = _synonym_index()
+    for token in tokens(query):
+        if token.isascii():
+            continue  # Latin words were handled above, numbers are handled below
+        for term in terms_of(token):
+            if term in noise_terms() or term in seen_stems:
+                continue
+            alternatives = (frozenset([term]), *synonyms.get(term, ()))
+            concepts.append(Concept(token, alternatives, key=len(alternatives) > 1 and term not in _generic_stems()))
+            seen_stems.add(term)
+    for number in sorted(numbers_in(query)):
+        if number not in seen_stems:
+            concepts.append(Concept(number, (frozenset([number]),)))
+            seen_stems.add(number)
+    return concepts
+
+
+@lru_cache(maxsize=1)
+def _glossary_phrases() -> dict[tuple[str, ...], tuple[str, ...]]:
+    stem = stemmer().stem_word
+    phrases: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for english, persian in GLOSSARY.items():
+        key = tuple(stem(word) for word in re.findall(r"[a-z]+", english))
+        phrases[key] = tuple(dict.fromkeys(phrases.get(key, ()) + persian))
+    return phrases
+
+
+def persian_expansion(text: str) -> list[str]:
+    """The first Persian rendering of each glossary term found among the Latin words of `text`."""
+    stem = stemmer().stem_word
+    expansion: list[str] = []
+    for label, _ in _english_spans(text):
+        key = tuple(stem(word) for word in re.findall(r"[a-z]+", label))
+        for phrase in _glossary_phrases().get(key, ())[:1]:
+            if phrase not in expansion:
+                expansion.append(phrase)
+    return expansion
+
+
+def text_terms(text: str) -> frozenset[str]:
+    return frozenset(terms_of(text))
+
+
+def concept_weights(concepts: Sequence[Concept], documents: Sequence[frozenset[str]]) -> list[float]:
+    """IDF-like weight of each concept across `documents` (term sets): rare concepts weigh more.
+
+    A concept found in no document gets the highest weight: it is exactly what the evidence misses.
+    """
+    total = len(documents)
+    weights = []
+    for concept in concepts:
+        df = sum(1 for terms in documents if concept.covered_by(terms))
+        weights.append(math.log(1.0 + (total + 1.0) / (df + 0.5)))
+    return weights
+
+
+def missing_key_concepts(concepts: Sequence[Concept], documents: Sequence[frozenset[str]]) -> list[Concept]:
+    """Key concepts of the query that no document mentions at all."""
+    return [c for c in concepts if c.key and not any(c.covered_by(terms) for terms in documents)]
+
+
+def coverage(
+    concepts: Sequence[Concept], terms: frozenset[str] | set[str], weights: Sequence[float] | None = None
+) -> float:
+    """Weighted share of `concepts` covered by `terms` (0 when there are no concepts)."""
+    if not concepts:
+        return 0.0
+    weights = list(weights) if weights is not None else [1.0] * len(concepts)
+    total = sum(weights)
+    if total <= 0:
+        return 0.0
+    return sum(weight for concept, weight in zip(concepts, weights, strict=True) if concept.covered_by(terms)) / total
+
+
+def metadata_text(chunk) -> str:
+    """The words naming a chunk's document: title, product, domain and file id ("expat_health" -> "expat health")."""
+    parts = [chunk.title, chunk.product or "", chunk.domain or "", chunk.file_id]
+    return " ".join(re.sub(r"[^\w]+|_", " ", part) for part in parts if part)
+
+
+def canonical(text: str) -> str:
+    """Normalised text reduced to its words separated by single spaces: the unit of containment."""
+    return " ".join(re.findall(r"\w+", normalize(text)))
+
+
+def contains(haystack: str, needle: str) -> bool:
+    """Whether the words of `needle` occur contiguously in `haystack` (after normalisation)."""
+    needle = canonical(needle)
+    return bool(needle) and f" {needle} " in f" {canonical(haystack)} "
+
+
+def union_terms(texts: Iterable[str]) -> frozenset[str]:
+    result: set[str] = set()
+    for text in texts:
+        result |= text_terms(text)
+    return frozenset(result)

@@ -1,0 +1,168 @@
+"""The escalation policy list (ADR-0006 trigger 6) and its lexicons, loaded from configuration.
+
+The policy is a YAML file (packaged default: `policy/data/escalation_policy.yaml`, overridden by
+`AGENT_POLICY_FILE`):
+
+    version: 1                     # schema version (optional)
+    restricted_intents:            # intents we never automate: disputes, complaints, cancellations...
+      - name: claim_dispute
+        description: ...
+        patterns: {fa: [regex, ...], en: [regex, ...]}
+    frustration: {fa: [...], en: [...]}   # explicit dissatisfaction
+    handoff: {fa: [...], en: [...]}       # "connect me to a person"
+
+Patterns are Python regexes matched with re.IGNORECASE against `normalize(text)`. Both languages'
+patterns are tried on every message (users mix languages). The file is validated when it is
+loaded, so a bad deployment fails at cold start with ConfigurationError instead of silently never
+escalating: unknown keys, empty lists, blank or invalid regexes and duplicate names are rejected.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+
+from insurance_agent.config import get_settings
+from insurance_agent.errors import ConfigurationError
+from insurance_agent.text import normalize
+
+DEFAULT_POLICY_FILE = Path(__file__).parent / "data" / "escalation_policy.yaml"
+
+# Character-level spellings that `normalize` rewrites in the text; applied to the patterns too so a
+# pattern written with Arabic ي/ك, Persian digits or a half-space still matches. Only literal
+# characters are touched: no regex syntax is affected.
+_PATTERN_CHARS = str.maketrans(
+    {
+        "ي": "ی",
+        "ى": "ی",
+        "ك": "ک",
+        "\u200c": " ",
+        "\u200d": " ",
+        **{chr(0x06F0 + i): str(i) for i in range(10)},
+        **{chr(0x0660 + i): str(i) for i in range(10)},
+    }
+)
+
+
+def _compile(patterns: list[str], where: str) -> list[re.Pattern[str]]:
+    compiled = []
+    for pattern in patterns:
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise ValueError(f"{where}: blank pattern")
+        try:
+            regex = re.compile(pattern.translate(_PATTERN_CHARS), re.IGNORECASE)
+        except re.error as exc:
+            raise ValueError(f"{where}: invalid regex {pattern!r}: {exc}") from exc
+        if regex.search(""):
+            raise ValueError(f"{where}: pattern {pattern!r} matches the empty string (it would match every message)")
+        compiled.append(regex)
+    return compiled
+
+
+class PatternSet(BaseModel):
+    """Regexes per language; both lists must be non-empty."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fa: list[str] = Field(min_length=1)
+    en: list[str] = Field(min_length=1)
+
+    _compiled: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="after")
+    def _compile_all(self) -> PatternSet:
+        self._compiled = _compile(self.fa, "fa") + _compile(self.en, "en")
+        return self
+
+    def search(self, normalized_text: str) -> bool:
+        return any(regex.search(normalized_text) for regex in self._compiled)
+
+
+class RestrictedIntent(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, pattern=r"^[a-z][a-z0-9_]*$")
+    description: str = Field(min_length=1)
+    patterns: PatternSet
+
+
+class EscalationPolicy(BaseModel):
+    """The whole policy file. Construct through `from_file` / `load_policy` to get ConfigurationError."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: Literal[1] = 1
+    restricted_intents: list[RestrictedIntent] = Field(min_length=1)
+    frustration: PatternSet
+    handoff: PatternSet
+
+    @field_validator("restricted_intents")
+    @classmethod
+    def _unique_names(cls, value: list[RestrictedIntent]) -> list[RestrictedIntent]:
+        names = [intent.name for intent in value]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate restricted intent names: {', '.join(duplicates)}")
+        return value
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> EscalationPolicy:
+        path = Path(path)
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigurationError(f"escalation policy file {path} cannot be read: {exc}") from exc
+        except yaml.YAMLError as exc:
+            raise ConfigurationError(f"escalation policy file {path} is not valid YAML: {exc}") from exc
+        return cls.from_mapping(raw, source=str(path))
+
+    @classmethod
+    def from_mapping(cls, raw: object, *, source: str = "<mapping>") -> EscalationPolicy:
+        if not isinstance(raw, dict):
+            raise ConfigurationError(f"escalation policy {source} must be a mapping at the top level")
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in error['loc']) or '<root>'}: {error['msg']}" for error in exc.errors()
+            )
+            raise ConfigurationError(f"escalation policy {source} is invalid: {problems}") from exc
+
+    # -- matching ---------------------------------------------------------------------------------
+
+    def restricted_category(self, text: str) -> str | None:
+        """Name of the first restricted intent (file order) whose patterns match, else None."""
+        normalized = normalize(text)
+        for intent in self.restricted_intents:
+            if intent.patterns.search(normalized):
+                return intent.name
+        return None
+
+    def asks_for_human(self, text: str) -> bool:
+        return self.handoff.search(normalize(text))
+
+    def explicit_frustration(self, text: str) -> bool:
+        return self.frustration.search(normalize(text))
+
+
+def policy_path() -> Path:
+    configured = get_settings().policy_file
+    return Path(configured) if configured else DEFAULT_POLICY_FILE
+
+
+@lru_cache(maxsize=4)
+def _load(path: str) -> EscalationPolicy:
+    return EscalationPolicy.from_file(path)
+
+
+def load_policy(path: str | Path | None = None) -> EscalationPolicy:
+    """The policy in force (configured file or the packaged default), parsed once per process."""
+    return _load(str(Path(path) if path is not None else policy_path()))
+
+
+load_policy.cache_clear = _load.cache_clear  # type: ignore[attr-defined]

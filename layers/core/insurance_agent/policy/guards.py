@@ -1,0 +1,77 @@
+"""Deterministic guards on a drafted answer, applied whatever model wrote it (DESIGN.md section 7).
+
+- Citations must be a subset of the chunk ids retrieved this turn (the grievance system's source
+  intersection): a model cannot cite a document it was not shown.
+- Every number in the answer must appear verbatim in a cited chunk (Persian and Latin digits and
+  thousands separators normalised by `numbers_in`) or be the output of the deterministic money
+  calculator: the model never does arithmetic on money.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from insurance_agent.models.chunks import RetrievedChunk
+from insurance_agent.models.roles import GenerateResult
+from insurance_agent.text import numbers_in
+
+
+def citation_guard(cited_ids: Iterable[str], retrieved_ids: Iterable[str]) -> list[str]:
+    """Cited ids that were not retrieved this turn, in citation order, without repeats."""
+    retrieved = set(retrieved_ids)
+    missing: list[str] = []
+    for chunk_id in cited_ids:
+        if chunk_id not in retrieved and chunk_id not in missing:
+            missing.append(chunk_id)
+    return missing
+
+
+def allowed_numbers(cited_chunks: Iterable[RetrievedChunk], calculator_results: Iterable[object] = ()) -> set[str]:
+    """Canonical numbers an answer may contain: those of the cited chunks (title and text) and the calculator's."""
+    allowed: set[str] = set()
+    for chunk in cited_chunks:
+        allowed |= numbers_in(chunk.text) | numbers_in(chunk.title)
+    for result in calculator_results:
+        allowed |= numbers_in(str(result))
+    return allowed
+
+
+def number_guard(
+    answer: str, cited_chunks: Iterable[RetrievedChunk], calculator_results: Iterable[object] = ()
+) -> list[str]:
+    """Numbers of `answer` (canonical form, sorted) found in no cited chunk and in no calculator result."""
+    allowed = allowed_numbers(cited_chunks, calculator_results)
+    return sorted(numbers_in(answer) - allowed)
+
+
+def check_draft(
+    result: GenerateResult, chunks: Iterable[RetrievedChunk], calculator_results: Iterable[object] = ()
+) -> list[str]:
+    """Human-readable violations of the citation and number guards by a drafted answer (empty when clean).
+
+    `chunks` are the chunks retrieved this turn. Checked: every cited id (answer-level citations and
+    per-claim ids) was retrieved; an answer that claims to answer from evidence cites something;
+    every number of the answer is in a cited chunk or a calculator result; every number of a claim
+    is in one of the chunks that claim cites.
+    """
+    chunks = list(chunks)
+    by_id = {chunk.chunk_id: chunk for chunk in chunks}
+    cited = list(dict.fromkeys([*result.citations, *(cid for claim in result.claims for cid in claim.chunk_ids)]))
+    violations = [f"cited chunk {chunk_id} was not retrieved this turn" for chunk_id in citation_guard(cited, by_id)]
+
+    if result.answered and result.answer.strip() and chunks and not cited:
+        violations.append("the answer cites none of the retrieved chunks")
+
+    cited_chunks = [by_id[chunk_id] for chunk_id in cited if chunk_id in by_id]
+    calculator_results = list(calculator_results)
+    unsupported = number_guard(result.answer, cited_chunks, calculator_results)
+    violations += [f"number {number} in the answer appears in no cited chunk" for number in unsupported]
+
+    reported = set(unsupported)
+    for claim in result.claims:
+        claim_chunks = [by_id[chunk_id] for chunk_id in claim.chunk_ids if chunk_id in by_id]
+        for number in number_guard(claim.text, claim_chunks, calculator_results):
+            if number not in reported:
+                reported.add(number)
+                violations.append(f"number {number} in claim {claim.text!r} appears in none of the chunks it cites")
+    return violations

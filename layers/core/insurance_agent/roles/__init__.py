@@ -1,0 +1,1 @@
+"""Model roles (DESIGN.md section 7): one typed interface, a provider per backend (local, bedrock)."""

@@ -1,0 +1,78 @@
+"""The one interface every model provider implements, and the factory that picks the configured one.
+
+Each role takes its typed request and returns its typed result (models/roles.py); the nodes never
+see which provider answered. Providers are registered by name with the dotted path of their class,
+so a provider's heavy dependencies (langchain-aws for bedrock, the embedding model for local) are
+imported only when that provider is selected.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from functools import lru_cache
+
+from insurance_agent.config import get_settings
+from insurance_agent.errors import ConfigurationError
+from insurance_agent.models.roles import (
+    ClarifyRequest,
+    ClarifyResult,
+    ContextualizeRequest,
+    ContextualizeResult,
+    GenerateRequest,
+    GenerateResult,
+    GradeRequest,
+    GradeResult,
+    TriageRequest,
+    TriageResult,
+    VerifyRequest,
+    VerifyResult,
+)
+
+
+class ModelProvider(ABC):
+    """A backend for the six model roles. Implementations must be safe to reuse across invocations."""
+
+    #: Name used in configuration (MODEL_PROVIDER) and in logs/metrics.
+    name: str = "abstract"
+
+    @abstractmethod
+    def triage(self, request: TriageRequest) -> TriageResult: ...
+
+    @abstractmethod
+    def contextualize(self, request: ContextualizeRequest) -> ContextualizeResult: ...
+
+    @abstractmethod
+    def grade(self, request: GradeRequest) -> GradeResult: ...
+
+    @abstractmethod
+    def clarify(self, request: ClarifyRequest) -> ClarifyResult: ...
+
+    @abstractmethod
+    def generate(self, request: GenerateRequest) -> GenerateResult: ...
+
+    @abstractmethod
+    def verify(self, request: VerifyRequest) -> VerifyResult: ...
+
+
+#: name -> "module:Class". Add a provider by adding a line here.
+PROVIDERS: dict[str, str] = {
+    "local": "insurance_agent.roles.local:LocalProvider",
+}
+
+
+def create_provider(name: str) -> ModelProvider:
+    """A new provider instance by configured name; ConfigurationError for an unknown name."""
+    target = PROVIDERS.get(name.strip().lower())
+    if target is None:
+        known = ", ".join(sorted(PROVIDERS))
+        raise ConfigurationError(f"unknown model provider {name!r} (known: {known})")
+    module_name, _, class_name = target.partition(":")
+    provider_class = getattr(importlib.import_module(module_name), class_name)
+    return provider_class()
+
+
+@lru_cache(maxsize=1)
+def get_provider() -> ModelProvider:
+    """The provider named by `get_settings().models.provider`, created once per process."""
+    return create_provider(get_settings().models.provider)

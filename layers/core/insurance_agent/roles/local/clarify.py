@@ -1,0 +1,30 @@
+"""Local clarify: a clarifying question in the user's language around the options it is given.
+
+The options come from the retrieved chunks' payload (policy/options.py); this role only words the
+question. It never adds, drops or renames an option, and refuses to ask without any.
+"""
+
+from __future__ import annotations
+
+from insurance_agent.errors import ModelOutputError
+from insurance_agent.models.roles import ClarifyRequest, ClarifyResult
+
+_PERSIAN_DIGITS = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")
+
+
+class LocalClarifier:
+    def __call__(self, request: ClarifyRequest) -> ClarifyResult:
+        if not request.options:
+            raise ModelOutputError("clarify was called without options: a clarifying question must be grounded")
+        labels = [option.label for option in request.options]
+        if request.language == "en":
+            lines = ["Which insurance do you mean?"]
+            lines += [f"{number}. {label}" for number, label in enumerate(labels, start=1)]
+            lines.append("Please reply with the number or the name of an option.")
+        else:
+            lines = ["منظورتان کدام بیمه است؟"]
+            lines += [
+                f"{str(number).translate(_PERSIAN_DIGITS)}. {label}" for number, label in enumerate(labels, start=1)
+            ]
+            lines.append("لطفاً شماره یا نام یکی از گزینه‌ها را بنویسید.")
+        return ClarifyResult(question="\n".join(lines))

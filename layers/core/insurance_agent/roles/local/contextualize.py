@@ -1,0 +1,269 @@
+"""Local contextualize: rule-based follow-up resolution into a standalone retrieval query.
+
+Three cases, in order:
+
+1. The previous turn was a clarifying question and the message picks one of its options (by number
+   "1"/"۱", ordinal "اولی"/"the second", or the distinctive words of its label): the standalone
+   query is the clarified query again, and retrieval is scoped to that option's file and domain.
+2. The message is a follow-up ("what about for my wife?", «برای همسرم چطور؟», «اون یکی چی؟», a short
+   message with a pronoun or an ellipsis) and there is an earlier query: the earlier standalone
+   query with the new message's words merged in. A word of the same kind (family member, vehicle,
+   product line) replaces the old one ("پدرم" -> "همسرم"); anything else is appended.
+3. Otherwise the message is its own standalone query.
+
+English words that the domain glossary knows get their Persian renderings appended in brackets, so
+that retrieval and the lexical roles can match the Persian corpus. The user's message itself is
+never modified: the result is always a new string.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from insurance_agent.lexical import noise_terms, persian_expansion, text_terms
+from insurance_agent.models.roles import ContextualizeRequest, ContextualizeResult, HistoryTurn
+from insurance_agent.policy.clarification import pick_option
+from insurance_agent.text import content_terms, detect_language, normalize, tokens
+
+_EXPANSION = re.compile(r"\s*\[[^\[\]]*\]\s*$")
+_FOLLOW_UP_EN = re.compile(
+    r"^(?:and\s+)?(?:what|how)\s+about\b|^(?:and|also|plus|same)\b|\b(?:the other one|that one|this one|the same)\b"
+)
+_FOLLOW_UP_FA_END = re.compile(r"(?:چطور|چطوری|چه طور|چی|چی میشه|چی می شه)\s*[?!.]*\s*$")
+_FOLLOW_UP_FA = re.compile(r"^(?:و|خب|حالا|پس)\s|(?:اون یکی|این یکی|همین|همون|اونم|اینم)")
+_ELLIPSIS = re.compile(r"(?:\.\.\.|…)")
+_PREPOSITION_START = re.compile(r"^(?:برای|واسه|واسه ی|در|با|به|for|with|in|on|if)\b")
+_PRONOUNS = {
+    "it",
+    "its",
+    "that",
+    "this",
+    "they",
+    "them",
+    "those",
+    "these",
+    "one",
+    "same",
+    "there",
+    "he",
+    "she",
+    "him",
+    "her",
+    "his",
+    "اون",
+    "آن",
+    "این",
+    "همین",
+    "همون",
+    "اونو",
+    "اینو",
+    "اونها",
+    "اینها",
+    "اونا",
+    "اینا",
+    "یکی",
+    "اونم",
+    "اینم",
+    "ازش",
+    "براش",
+    "بهش",
+}
+_MAX_FOLLOW_UP_WORDS = 8
+
+# Word kinds: a new word of a kind replaces the previous query's word(s) of the same kind.
+_SLOTS: dict[str, tuple[str, ...]] = {
+    "person": (
+        "همسر",
+        "زن",
+        "شوهر",
+        "خانم",
+        "فرزند",
+        "فرزندان",
+        "بچه",
+        "بچه ها",
+        "پسر",
+        "دختر",
+        "پدر",
+        "مادر",
+        "والدین",
+        "خودم",
+        "wife",
+        "husband",
+        "spouse",
+        "child",
+        "children",
+        "kid",
+        "kids",
+        "son",
+        "daughter",
+        "father",
+        "mother",
+        "parents",
+        "parent",
+        "myself",
+    ),
+    "vehicle": ("خودرو", "ماشین", "اتومبیل", "موتور", "موتورسیکلت", "car", "vehicle", "motorcycle", "motorbike"),
+    "line": (
+        "بدنه",
+        "شخص",
+        "ثالث",
+        "درمان",
+        "تکمیلی",
+        "عمر",
+        "آتش",
+        "سوزی",
+        "مسافرتی",
+        "سفر",
+        "زلزله",
+        "مسئولیت",
+        "body",
+        "third",
+        "party",
+        "health",
+        "medical",
+        "life",
+        "fire",
+        "travel",
+        "liability",
+        "comprehensive",
+        "supplementary",
+    ),
+}
+
+
+@lru_cache(maxsize=1)
+def _slot_index() -> dict[str, str]:
+    index: dict[str, str] = {}
+    for slot, words in _SLOTS.items():
+        for word in words:
+            for term in content_terms(word):
+                index.setdefault(term, slot)
+    return index
+
+
+def slot_of(word: str) -> str | None:
+    """The kind of a word ("person", "vehicle", "line") or None."""
+    index = _slot_index()
+    for term in content_terms(word):
+        if term in index:
+            return index[term]
+    return None
+
+
+
+
+
+
+
+
+# -- follow-ups -----------------------------------------------------------------------------------
+
+
+def is_follow_up(message: str) -> bool:
+    """A message that only makes sense against the previous question (see the module docstring)."""
+    text = normalize(message)
+    words = tokens(message)
+    if not words or len(words) > _MAX_FOLLOW_UP_WORDS:
+        return False
+    if _FOLLOW_UP_EN.search(text) or _FOLLOW_UP_FA.search(text):
+        return True
+    if len(words) <= 5 and _FOLLOW_UP_FA_END.search(text):
+        return True
+    short = len(words) <= 5
+    if short and (_ELLIPSIS.search(message) or any(word in _PRONOUNS for word in words)):
+        return True
+    return len(words) <= 4 and bool(_PREPOSITION_START.search(text))
+
+
+def previous_query(history: Sequence[HistoryTurn]) -> str:
+    """The latest standalone query of the thread (or the latest message when none was recorded)."""
+    for turn in reversed(history):
+        if turn.query.strip():
+            return turn.query.strip()
+    return history[-1].message.strip() if history else ""
+
+
+def residual_words(message: str) -> list[str]:
+    """The message's own words without follow-up markers, pronouns and question words."""
+    text = normalize(message, keep_zwnj=True)
+    text = re.sub(r"^(?:and\s+)?(?:what|how)\s+about\b", " ", text)
+    text = _FOLLOW_UP_FA_END.sub(" ", text)
+    words = re.findall(r"[\w\u200c]+", text)
+    noise = noise_terms()
+    kept = []
+    for word in words:
+        plain = word.replace("\u200c", " ")
+        terms = content_terms(plain)
+        if plain in _PRONOUNS or plain in {"and", "also", "plus", "و", "خب", "حالا", "پس", "same"}:
+            continue
+        if terms and all(term in noise for term in terms):
+            continue
+        kept.append(word)
+    return kept
+
+
+def _in_persian(word: str) -> str:
+    """A Latin word's Persian rendering from the domain glossary, else the word itself."""
+    if not word.isascii():
+        return word
+    rendering = persian_expansion(word)
+    return rendering[0] if rendering else word
+
+
+def merge_follow_up(previous: str, message: str) -> str:
+    """The previous standalone query with the follow-up's words replacing or extending it."""
+    base = _EXPANSION.sub("", previous).strip()
+    mark = base[-1] if base and base[-1] in "?؟" else ""
+    base = base.rstrip(" ?؟.!")
+    base_words = base.split()
+    residual = residual_words(message)
+    consumed: set[int] = set()
+    for slot in _SLOTS:
+        new = [i for i, word in enumerate(residual) if slot_of(word) == slot]
+        old = [i for i, word in enumerate(base_words) if slot_of(word) == slot]
+        if not new or not old:
+            continue
+        replacement = " ".join(residual[i] for i in new)
+        if detect_language(" ".join(base_words[i] for i in old)) == "fa":
+            replacement = " ".join(_in_persian(residual[i]) for i in new)
+        base_words = [replacement if i == old[0] else w for i, w in enumerate(base_words) if i not in old[1:]]
+        consumed.update(new)
+    remaining = [word for i, word in enumerate(residual) if i not in consumed]
+    if detect_language(base) == "fa":
+        remaining = [_in_persian(word) for word in remaining]
+    if consumed and all(not content_terms(word) for word in remaining):
+        remaining = []  # only a preposition ("برای", "for") is left over: it already sits in the base
+    merged = " ".join(base_words + remaining)
+    return (merged + mark).strip()
+
+
+def with_expansion(query: str) -> str:
+    """`query` plus the Persian renderings of its English domain words, in brackets (corpus language)."""
+    core = _EXPANSION.sub("", query).strip()
+    present = text_terms(core)
+    extra = [phrase for phrase in persian_expansion(core) if not text_terms(phrase) <= present]
+    return f"{core} [{' '.join(extra)}]" if extra else core
+
+
+class LocalContextualizer:
+    """The contextualize role of the local provider."""
+
+    def __call__(self, request: ContextualizeRequest) -> ContextualizeResult:
+        message = request.message.strip()
+        history = request.history
+        if history:
+            last = history[-1]
+            if last.status == "clarify" and last.options:
+                option = pick_option(message, last.options)
+                if option is not None:
+                    scope = {
+                        key: value for key, value in (("file_id", option.file_id), ("domain", option.domain)) if value
+                    }
+                    query = previous_query(history) or message
+                    return ContextualizeResult(standalone_query=with_expansion(query), scope=scope)
+            earlier = previous_query(history)
+            if earlier and is_follow_up(message):
+                return ContextualizeResult(standalone_query=with_expansion(merge_follow_up(earlier, message)))
+        return ContextualizeResult(standalone_query=with_expansion(message))

@@ -1,0 +1,336 @@
+"""Local generate: greetings and refusals by template, answers by extraction.
+
+For knowledge and account turns the answer is extractive. Each retrieved chunk is cut into
+quotable units: sentences (split_sentences) and Markdown table rows, each with its local context
+(the section heading, the sentence that introduces a list or a table, the table's header row).
+A unit is scored by the IDF-weighted share of the query's concepts that it covers together with
+that context and its document's metadata (title, product), the weights computed across the
+retrieved chunks (lexical.py: stemmed, stopwords and question words out, a small English-Persian
+glossary so that an English question can be matched against Persian evidence). Ties go to units
+of the right shape (a number for "how much" questions, never a dangling "as follows:"), then to
+units that cover the query in their own words.
+
+The best one to three units above `min_support` (and within `relative_floor` of the best) are
+quoted verbatim, Markdown emphasis aside, each as a claim citing its chunk; a quoted table row is
+preceded by its header row, quoted and cited the same way. A unit must cover a query concept in its
+own words or local context (the title alone is not enough) and say something beyond the query.
+Nothing is paraphrased, translated or computed: an English question answered from Persian
+evidence gets the Persian quote framed in English ("According to <title>: <quote>").
+
+The draft says answered=False with an empty answer when no unit covers the query enough, or when a
+domain notion the question names (a glossary term: "earthquake", «فرانشیز») appears in none of the
+retrieved chunks: the graph then hands off, which is the correct output in insurance. Confidence is
+the query coverage of the quoted units with their context (0..1). Sentences named in `feedback`
+(claims a verify found unsupported) are never quoted again.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from insurance_agent.lexical import (
+    canonical,
+    concept_weights,
+    coverage,
+    line_terms,
+    metadata_text,
+    missing_key_concepts,
+    query_concepts,
+    text_terms,
+)
+from insurance_agent.models.chunks import RetrievedChunk
+from insurance_agent.models.roles import Claim, GenerateRequest, GenerateResult, Intent
+from insurance_agent.text import normalize, numbers_in, split_sentences, tokens
+
+FRAMES = {
+    "en": "According to {title}: {quote}",
+    "fa": "بر اساس «{title}»: {quote}",
+}
+
+_THANKS = re.compile(r"ممنون|مرسی|متشکر|سپاس|دست(?:ت|تون)? درد نکنه|thank|thanks|thx|appreciate", re.IGNORECASE)
+_BYE = re.compile(r"خداحافظ|خدانگهدار|فعلا|بدرود|\bbye\b|goodbye|see you", re.IGNORECASE)
+
+_CHITCHAT = {
+    "thanks": {
+        "fa": "خواهش می‌کنم! اگر سؤال دیگری درباره بیمه دارید، بپرسید.",
+        "en": "You're welcome! If you have another question about insurance, just ask.",
+    },
+    "bye": {
+        "fa": "خدانگهدار! هر وقت سؤالی درباره بیمه داشتید، در خدمتم.",
+        "en": "Goodbye! I'm here whenever you have a question about insurance.",
+    },
+    "hello": {
+        "fa": "سلام! من دستیار پاسخ‌گویی به سؤالات بیمه هستم. درباره پوشش‌ها، حق بیمه، خسارت یا شرایط بیمه‌نامه‌ها بپرسید.",
+        "en": "Hello! I'm the insurance assistant. Ask me about coverage, premiums, claims or policy terms.",
+    },
+}
+_REFUSAL = {
+    "fa": (
+        "متأسفم، من فقط به سؤالات مربوط به بیمه پاسخ می‌دهم. اگر سؤالی درباره بیمه‌نامه‌ها، پوشش‌ها یا خسارت دارید، بپرسید."
+    ),
+    "en": "Sorry, I can only answer questions about insurance. Ask me about policies, coverage or claims.",
+}
+
+
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+_TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
+_EMPHASIS = re.compile(r"\*\*|__|`")
+# Questions whose answer is a quantity: a sentence with a number answers them better than one without.
+_QUANTITY = re.compile(
+    r"چقدر|چقد|چند|چه مقدار|چه میزان|میزان|مبلغ|سقف|حداکثر|حداقل|درصد|نرخ|قیمت|هزینه|"
+    r"\bhow (?:much|many|long|old|soon)\b|\b(?:cost|price|limit|percentage|rate|amount|maximum|minimum|deductible)s?\b",
+    re.IGNORECASE,
+)
+_CLOSING = (".", "!", "?", "؟", ":", ";", "؛", "…")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A quotable piece of a chunk: a sentence or a table row, with the local context that frames it
+    (the section heading, the sentence introducing a list or table, the table's header row)."""
+
+    text: str
+    context: str
+    header: str | None
+    position: int
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _heading_like(lines: list[str]) -> bool:
+    """A lone short line with no closing punctuation: a heading merged into the text by expansion."""
+    if len(lines) != 1:
+        return False
+    line = lines[0]
+    return len(line.split()) <= 10 and not line.endswith(_CLOSING) and not line.startswith(("-", "*", "|"))
+
+
+def evidence_units(chunk: RetrievedChunk) -> list[Unit]:
+    """The chunk's sentences and table rows in reading order (headings and table headers are context)."""
+    units: list[Unit] = []
+    heading = (chunk.heading or "").replace(" > ", "\n")
+    lead = ""
+    for paragraph in _PARAGRAPH_BREAK.split(chunk.text):
+        lines = [line.strip() for line in paragraph.strip().splitlines() if line.strip()]
+        if not lines:
+            continue
+        if all(line.startswith("|") for line in lines):
+            header = None
+            for index, line in enumerate(lines):
+                if _TABLE_SEPARATOR.match(line):
+                    continue
+                if header is None and index + 1 < len(lines) and _TABLE_SEPARATOR.match(lines[index + 1]):
+                    header = _EMPHASIS.sub("", " | ".join(_cells(line)))
+                    continue
+                row = " | ".join(cell for cell in _cells(line) if cell)
+                if row:
+                    units.append(Unit(_EMPHASIS.sub("", row), f"{heading}\n{lead}\n{header or ''}", header, len(units)))
+            lead = ""
+            continue
+        if _heading_like(lines):
+            heading, lead = lines[0], ""
+            continue
+        for line in lines:
+            for sentence in split_sentences(line):
+                units.append(Unit(_EMPHASIS.sub("", sentence).strip(), f"{heading}\n{lead}", None, len(units)))
+        lead = lines[-1] if lines[-1].endswith((":", "：")) else ""
+    return units
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    chunk: RetrievedChunk
+    unit: Unit
+    own: frozenset[str]
+    context: frozenset[str]
+
+
+ACCOUNT_PREFIX = "account:"
+
+# The fields of a policy record: what a question asks (matched on the normalised message) and how
+# the record labels it (matched on the "label: value" lines of an account chunk, Persian or English).
+_ACCOUNT_FIELDS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    field: (re.compile(asked, re.IGNORECASE), re.compile(label, re.IGNORECASE))
+    for field, asked, label in (
+        (
+            "end_date",
+            r"تمام|تموم|پایان|انقضا|منقضی|تا کی|تا چه (?:تاریخ|زمانی)|اعتبار|تمدید|expir|\bend|until|renew",
+            r"^(?:تاریخ پایان|end date)$",
+        ),
+        ("start_date", r"شروع|از کی|از چه (?:تاریخ|زمانی)|\bstart|\bbegan|\bsince", r"^(?:تاریخ شروع|start date)$"),
+        ("status", r"وضعیت|فعال|معتبر|اعتبار|\bstatus|\bactive|\bvalid", r"^(?:وضعیت|status)$"),
+        ("premium", r"حق بیمه|قسط|پرداخت|\bpremium|\bpaying|\bpay\b|how much", r"^(?:حق بیمه|premium)$"),
+        ("deductible", r"فرانشیز|deductible", r"^(?:فرانشیز|deductible)$"),
+        ("coverage_limit", r"سقف|تعهد|پوشش|limit|\bcover", r"^(?:سقف پوشش|coverage limit)$"),
+        (
+            "insured",
+            r"موضوع|خودرو|ماشین|چه کس|کسانی|کی رو|چه کسی|insured|vehicle|\bcar\b|\bwho\b",
+            r"^(?:موضوع بیمه|insured)$",
+        ),
+    )
+}
+_FIELD_LINE = re.compile(r"^\s*([^:：]{1,40})[:：]\s*\S")
+
+
+def is_account_evidence(chunk: RetrievedChunk) -> bool:
+    """A chunk made from the user's own policy record by the account node (ids "account:<masked>")."""
+    return chunk.chunk_id.startswith(ACCOUNT_PREFIX)
+
+
+def strip_frame(text: str, titles: list[str]) -> str:
+    """The quote inside a framed claim ("According to <title>: <quote>"), else the text unchanged."""
+    for title in titles:
+        for frame in FRAMES.values():
+            prefix = frame.format(title=title, quote="")
+            if text.startswith(prefix):
+                return text[len(prefix) :]
+    return text
+
+
+class LocalGenerator:
+    def __init__(
+        self, min_support: float = 0.5, max_quotes: int = 3, relative_floor: float = 0.75, min_words: int = 3
+    ) -> None:
+        self.min_support = min_support
+        self.max_quotes = max_quotes
+        self.relative_floor = relative_floor
+        self.min_words = min_words
+
+    def __call__(self, request: GenerateRequest) -> GenerateResult:
+        language = request.language
+        if request.route == Intent.CHITCHAT:
+            kind = "thanks" if _THANKS.search(request.message) else "bye" if _BYE.search(request.message) else "hello"
+            return GenerateResult(answer=_CHITCHAT[kind][language], answered=True, confidence=1.0)
+        if request.route == Intent.OUT_OF_SCOPE:
+            return GenerateResult(answer=_REFUSAL[language], answered=True, confidence=1.0)
+        if request.route == Intent.HANDOFF_REQUEST:
+            return self._abstain()
+        if request.route == Intent.ACCOUNT and any(is_account_evidence(chunk) for chunk in request.chunks):
+            return self._account(request)
+        return self._extract(request)
+
+    def _account(self, request: GenerateRequest) -> GenerateResult:
+        """Look the asked fields up in the user's own policy records and quote those lines.
+
+        The records the question names (by product words that tell them apart) are used, or all of
+        them when it names none; a question about a line of insurance the user holds no policy of is
+        not answered. Each quoted record starts with its title line, then the asked fields' lines
+        (all lines when no field is recognised).
+        """
+        records = [chunk for chunk in request.chunks if is_account_evidence(chunk)]
+        concepts = query_concepts(f"{request.message}\n{request.query}")
+        labels = [text_terms(metadata_text(chunk)) for chunk in records]
+        named = [c for c in concepts if not all(c.covered_by(terms) for terms in labels) and c.stems & line_terms()]
+        if named:
+            hits = [sum(c.covered_by(terms) for c in named) for terms in labels]
+            if max(hits) == 0:
+                return self._abstain()  # asks about a policy the user does not hold
+            records = [chunk for chunk, count in zip(records, hits, strict=True) if count == max(hits)]
+        asked = normalize(f"{request.message}\n{request.query}")
+        fields = [field for field, (question, _) in _ACCOUNT_FIELDS.items() if question.search(asked)]
+
+        claims: list[Claim] = []
+        for chunk in records[: self.max_quotes]:
+            lines = [line.strip() for line in chunk.text.splitlines() if line.strip()]
+            if not lines:
+                continue
+            # the first line names the policy; the frame already says it when it is the title
+            chosen = [lines[0]] if lines[0] != chunk.title.strip() else []
+            for line in lines[1:]:
+                match = _FIELD_LINE.match(line)
+                label = match.group(1).strip() if match else ""
+                if not fields or any(_ACCOUNT_FIELDS[f][1].match(label) for f in fields):
+                    chosen.append(line)
+            if not any(_FIELD_LINE.match(line) for line in chosen):
+                chosen = lines[1:] or lines  # the asked field is not in this record: show the record
+            claims += [self._claim(chunk, line, request.language) for line in chosen]
+        if not claims:
+            return self._abstain()
+        return GenerateResult(
+            answer="\n".join(claim.text for claim in claims),
+            claims=claims,
+            citations=list(dict.fromkeys(cid for claim in claims for cid in claim.chunk_ids)),
+            answered=True,
+            confidence=1.0 if fields else 0.8,
+        )
+
+    @staticmethod
+    def _abstain(confidence: float = 0.0) -> GenerateResult:
+        return GenerateResult(answer="", answered=False, confidence=round(min(max(confidence, 0.0), 1.0), 4))
+
+    def _extract(self, request: GenerateRequest) -> GenerateResult:
+        concepts = query_concepts(request.query)
+        chunks = list(request.chunks)
+        if not concepts or not chunks:
+            return self._abstain()
+        rejected = [canonical(item) for item in request.feedback if canonical(item)]
+        quantity = bool(_QUANTITY.search(normalize(request.query)))
+        account = request.route == Intent.ACCOUNT
+        documents = [text_terms(f"{metadata_text(chunk)}\n{chunk.heading or ''}\n{chunk.text}") for chunk in chunks]
+        weights = concept_weights(concepts, documents)
+        if missing_key_concepts(concepts, documents):
+            return self._abstain()  # e.g. asked about earthquakes, and no evidence mentions one
+
+        scored: list[tuple[bool, float, bool, float, float, int, int, _Candidate]] = []
+        seen: set[str] = set()
+        for rank, chunk in enumerate(chunks):
+            title = text_terms(metadata_text(chunk))
+            for unit in evidence_units(chunk):
+                key = canonical(unit.text)
+                if not key or key in seen or len(tokens(unit.text)) < self.min_words:
+                    continue
+                seen.add(key)
+                if any(key in item or item in key for item in rejected):
+                    continue
+                own = text_terms(unit.text)
+                if own and all(any(term in concept.stems for concept in concepts) for term in own):
+                    continue  # it only repeats the question
+                local = own | text_terms(unit.context)
+                if coverage(concepts, local, weights) == 0.0:
+                    continue  # the document title alone cannot make a sentence relevant
+                support = coverage(concepts, local | title, weights)
+                own_cover = coverage(concepts, own, weights)
+                # answer shape: a quantity for "how much" questions; never a dangling "as follows:"
+                shape = (not quantity or bool(numbers_in(unit.text))) and not unit.text.endswith(":")
+                candidate = _Candidate(chunk, unit, own, local | title)
+                # an account question is about the user's own policy records first
+                own_policy = account and is_account_evidence(chunk) and support >= self.min_support
+                scored.append((own_policy, support, shape, own_cover, chunk.score, -rank, -unit.position, candidate))
+        if not scored:
+            return self._abstain()
+        scored.sort(key=lambda item: item[:7], reverse=True)
+        best = max(item[1] for item in scored)
+        if best < self.min_support:
+            return self._abstain(best)
+
+        floor = max(self.min_support, self.relative_floor * best)
+        chosen = [item[-1] for item in scored if item[1] >= floor][: self.max_quotes]
+        covered: set[str] = set()
+        for candidate in chosen:
+            covered |= candidate.context
+        confidence = coverage(concepts, covered, weights)
+
+        claims: list[Claim] = []
+        for candidate in chosen:
+            header = candidate.unit.header
+            if header:  # a table row is unreadable without its header: quote the header too, once
+                header_claim = self._claim(candidate.chunk, header, request.language)
+                if header_claim not in claims:
+                    claims.append(header_claim)
+            claims.append(self._claim(candidate.chunk, candidate.unit.text, request.language))
+        citations = list(dict.fromkeys(cid for claim in claims for cid in claim.chunk_ids))
+        return GenerateResult(
+            answer="\n".join(claim.text for claim in claims),
+            claims=claims,
+            citations=citations,
+            answered=True,
+            confidence=round(min(confidence, 1.0), 4),
+        )
+
+    @staticmethod
+    def _claim(chunk: RetrievedChunk, quote: str, language: str) -> Claim:
+        title = chunk.title.strip() or chunk.file_id
+        return Claim(text=FRAMES[language].format(title=title, quote=quote), chunk_ids=[chunk.chunk_id])

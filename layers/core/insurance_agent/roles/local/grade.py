@@ -1,0 +1,105 @@
+"""Local grade: score and metadata-spread heuristics over the reranked chunks (ADR-0006 allows it).
+
+- Per chunk, relevance is the lexical coverage of the query's concepts by the chunk (title and
+  text), weighted IDF-like across the retrieved chunks; a chunk is relevant when its coverage
+  reaches `min_coverage`, or when a retrieval-score floor is configured and its score reaches it.
+- insufficient: no chunks, or the best chunk's coverage and its score are both too low.
+- ambiguous: the query names no product or line of insurance, and the close top hits (score within
+  `margin` of the best, relative to the best) that are relevant span two or more distinct products
+  (files when a chunk has no product).
+- sufficient otherwise.
+
+The retrieval score's scale depends on the pipeline (RRF fusion, cosine, late-interaction), so the
+score floor is optional: with `min_score=None` only lexical coverage decides sufficiency.
+"""
+
+from __future__ import annotations
+
+from insurance_agent.lexical import (
+    Concept,
+    concept_weights,
+    coverage,
+    line_terms,
+    metadata_text,
+    missing_key_concepts,
+    query_concepts,
+    text_terms,
+)
+from insurance_agent.models.chunks import RetrievedChunk
+from insurance_agent.models.roles import ChunkRelevance, GradeRequest, GradeResult, GradeVerdict
+
+# Words every document is about, whether or not its title says so.
+_GENERIC_LABEL_WORDS = "بیمه بیمه نامه insurance policy policies plan"
+
+
+class LocalGrader:
+    def __init__(
+        self,
+        min_coverage: float = 0.5,
+        min_score: float | None = None,
+        margin: float = 0.15,
+        max_candidates: int = 6,
+    ) -> None:
+        self.min_coverage = min_coverage
+        self.min_score = min_score
+        self.margin = margin
+        self.max_candidates = max_candidates
+        self._generic_terms: frozenset[str] | None = None
+
+    def __call__(self, request: GradeRequest) -> GradeResult:
+        chunks = list(request.chunks)
+        if not chunks:
+            return GradeResult(verdict=GradeVerdict.INSUFFICIENT, relevance=[])
+        concepts = query_concepts(request.query)
+        documents = [text_terms(f"{metadata_text(chunk)}\n{chunk.heading or ''}\n{chunk.text}") for chunk in chunks]
+        weights = concept_weights(concepts, documents)
+        coverages = [coverage(concepts, terms, weights) for terms in documents]
+        relevance = [
+            ChunkRelevance(chunk_id=chunk.chunk_id, relevant=self._relevant(chunk, cov), score=round(cov, 4))
+            for chunk, cov in zip(chunks, coverages, strict=True)
+        ]
+
+        best_score = max(chunk.score for chunk in chunks)
+        best_coverage = max(coverages)
+        score_low = self.min_score is None or best_score < self.min_score
+        if (best_coverage < self.min_coverage and score_low) or missing_key_concepts(concepts, documents):
+            return GradeResult(verdict=GradeVerdict.INSUFFICIENT, relevance=relevance)
+
+        close = self._close_relevant(chunks, relevance, best_score)
+        if len({chunk.product or chunk.file_id for chunk in close}) >= 2 and not self._names_product(concepts, close):
+            return GradeResult(verdict=GradeVerdict.AMBIGUOUS, relevance=relevance)
+        return GradeResult(verdict=GradeVerdict.SUFFICIENT, relevance=relevance)
+
+    def _relevant(self, chunk: RetrievedChunk, cov: float) -> bool:
+        return cov >= self.min_coverage or (self.min_score is not None and chunk.score >= self.min_score)
+
+    def _close_relevant(
+        self, chunks: list[RetrievedChunk], relevance: list[ChunkRelevance], best_score: float
+    ) -> list[RetrievedChunk]:
+        floor = best_score - self.margin * abs(best_score)
+        ranked = sorted(zip(chunks, relevance, strict=True), key=lambda pair: -pair[0].score)[: self.max_candidates]
+        return [chunk for chunk, judged in ranked if judged.relevant and chunk.score >= floor]
+
+    def generic_terms(self) -> frozenset[str]:
+        if self._generic_terms is None:
+            self._generic_terms = text_terms(_GENERIC_LABEL_WORDS)
+        return self._generic_terms
+
+    def _names_product(self, concepts: list[Concept], close: list[RetrievedChunk]) -> bool:
+        """Whether the query names a product or line: a known line word, or a word that tells the
+        close hits' documents apart (in some of their titles/products/domains but not in all)."""
+        if any(concept.stems & line_terms() for concept in concepts):
+            return True
+        chunks = close
+        files: dict[str, frozenset[str]] = {}
+        for chunk in chunks:
+            label = " ".join(filter(None, [chunk.title, chunk.product, (chunk.domain or "").replace("_", " ")]))
+            files[chunk.file_id] = files.get(chunk.file_id, frozenset()) | text_terms(label)
+        labels = list(files.values())
+        for concept in concepts:
+            if concept.stems <= self.generic_terms():
+                continue  # "بیمه", "insurance": every document is about it, whatever its title says
+            hits = sum(1 for terms in labels if concept.covered_by(terms))
+            if 0 < hits < len(labels):
+                return True
+        return False

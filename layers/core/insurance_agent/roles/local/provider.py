@@ -1,0 +1,70 @@
+"""LocalProvider: the deterministic, offline model provider (embedded default and tests).
+
+It is not a language model and does not pretend to be one: triage is a nearest-exemplar classifier
+over a multilingual embedding plus the policy lexicon, contextualize is rule-based follow-up
+resolution, grade is a score/metadata-spread heuristic, clarify words a fixed question around the
+grounded options, generate quotes the best supporting sentences verbatim (or abstains), and verify
+is a containment check. Same input, same output, no network.
+"""
+
+from __future__ import annotations
+
+from insurance_agent.models.roles import (
+    ClarifyRequest,
+    ClarifyResult,
+    ContextualizeRequest,
+    ContextualizeResult,
+    GenerateRequest,
+    GenerateResult,
+    GradeRequest,
+    GradeResult,
+    TriageRequest,
+    TriageResult,
+    VerifyRequest,
+    VerifyResult,
+)
+from insurance_agent.roles.base import ModelProvider
+from insurance_agent.roles.local.clarify import LocalClarifier
+from insurance_agent.roles.local.contextualize import LocalContextualizer
+from insurance_agent.roles.local.generate import LocalGenerator
+from insurance_agent.roles.local.grade import LocalGrader
+from insurance_agent.roles.local.triage import LocalTriager
+from insurance_agent.roles.local.verify import LocalVerifier
+
+
+class LocalProvider(ModelProvider):
+    name = "local"
+
+    def __init__(
+        self,
+        triager: LocalTriager | None = None,
+        contextualizer: LocalContextualizer | None = None,
+        grader: LocalGrader | None = None,
+        clarifier: LocalClarifier | None = None,
+        generator: LocalGenerator | None = None,
+        verifier: LocalVerifier | None = None,
+    ) -> None:
+        self._triage = triager or LocalTriager()
+        self._contextualize = contextualizer or LocalContextualizer()
+        self._grade = grader or LocalGrader()
+        self._clarify = clarifier or LocalClarifier()
+        self._generate = generator or LocalGenerator()
+        self._verify = verifier or LocalVerifier()
+
+    def triage(self, request: TriageRequest) -> TriageResult:
+        return self._triage(request)
+
+    def contextualize(self, request: ContextualizeRequest) -> ContextualizeResult:
+        return self._contextualize(request)
+
+    def grade(self, request: GradeRequest) -> GradeResult:
+        return self._grade(request)
+
+    def clarify(self, request: ClarifyRequest) -> ClarifyResult:
+        return self._clarify(request)
+
+    def generate(self, request: GenerateRequest) -> GenerateResult:
+        return self._generate(request)
+
+    def verify(self, request: VerifyRequest) -> VerifyResult:
+        return self._verify(request)

@@ -1,0 +1,85 @@
+"""Citation and number guards: real chunks, Persian and Latin digits, thousands separators."""
+
+from insurance_agent.models.chunks import RetrievedChunk
+from insurance_agent.models.roles import Claim, GenerateResult
+from insurance_agent.policy.guards import check_draft, citation_guard, number_guard
+
+
+def chunk(chunk_id: str, text: str, title: str = "بیمه درمان تکمیلی") -> RetrievedChunk:
+    return RetrievedChunk(chunk_id=chunk_id, file_id="f-" + chunk_id, title=title, text=text, tenant_id="t1")
+
+
+PREMIUM = chunk("c1", "حق بیمه درمان تکمیلی برای هر نفر در سال ۱۲٬۵۰۰٬۰۰۰ ریال است و دوره انتظار زایمان ۹ ماه است.")
+LIMIT = chunk(
+    "c2", "The annual hospital limit is 300,000,000 rials; the deductible is 10 percent.", title="Health plan 2024"
+)
+
+
+def test_citation_guard_returns_only_ids_not_retrieved():
+    assert citation_guard(["c1", "c2"], ["c1", "c2", "c3"]) == []
+    assert citation_guard(["c1", "x9", "x9", "c3"], {"c1", "c3"}) == ["x9"]
+    assert citation_guard([], []) == []
+
+
+def test_number_guard_accepts_persian_latin_and_separator_variants():
+    for answer in (
+        "حق بیمه سالانه 12500000 ریال است.",
+        "حق بیمه سالانه ۱۲,۵۰۰,۰۰۰ ریال است.",
+        "premium: 12,500,000 rials, waiting period 9 months",
+        "حق بیمه ۱۲٬۵۰۰٬۰۰۰ ریال و انتظار ۹ ماه",
+    ):
+        assert number_guard(answer, [PREMIUM]) == [], answer
+
+
+def test_number_guard_flags_altered_and_invented_numbers():
+    assert number_guard("حق بیمه ۱۳٬۵۰۰٬۰۰۰ ریال است.", [PREMIUM]) == ["13500000"]
+    assert number_guard("دوره انتظار ۶ ماه و سقف 300,000,000 ریال است.", [PREMIUM]) == ["300000000", "6"]
+    # the number is in a retrieved chunk that is not cited: still a violation
+    assert number_guard("سقف 300,000,000 ریال است.", [PREMIUM]) == ["300000000"]
+    assert number_guard("سقف ۳۰۰٬۰۰۰٬۰۰۰ ریال است.", [LIMIT]) == []
+
+
+def test_number_guard_accepts_calculator_results_and_title_numbers():
+    assert number_guard("دو نفر: 25000000 ریال", [PREMIUM], calculator_results=[25_000_000]) == []
+    assert number_guard("دو نفر: ۲۵٬۰۰۰٬۰۰۰ ریال", [PREMIUM], calculator_results=["25,000,000"]) == []
+    assert number_guard("According to Health plan 2024: the deductible is 10 percent.", [LIMIT]) == []
+
+
+def test_check_draft_reports_readable_violations():
+    draft = GenerateResult(
+        answer="حق بیمه ۱۳٬۰۰۰٬۰۰۰ ریال است.",
+        claims=[Claim(text="حق بیمه ۱۳٬۰۰۰٬۰۰۰ ریال است.", chunk_ids=["c1"])],
+        citations=["c1", "ghost"],
+        answered=True,
+        confidence=0.9,
+    )
+    violations = check_draft(draft, [PREMIUM, LIMIT])
+    assert any("ghost" in v and "not retrieved" in v for v in violations)
+    assert any("13000000" in v for v in violations)
+
+
+def test_check_draft_clean_and_uncited_answers():
+    clean = GenerateResult(
+        answer="دوره انتظار زایمان ۹ ماه است.",
+        claims=[Claim(text="دوره انتظار زایمان ۹ ماه است.", chunk_ids=["c1"])],
+        citations=["c1"],
+        answered=True,
+        confidence=1.0,
+    )
+    assert check_draft(clean, [PREMIUM, LIMIT]) == []
+    uncited = GenerateResult(answer="پوشش کامل است.", answered=True, confidence=0.7)
+    assert check_draft(uncited, [PREMIUM]) == ["the answer cites none of the retrieved chunks"]
+    chitchat = GenerateResult(answer="سلام! چطور کمکتان کنم؟", answered=True, confidence=1.0)
+    assert check_draft(chitchat, []) == []
+
+
+def test_claim_numbers_must_be_in_the_chunks_that_claim_cites():
+    draft = GenerateResult(
+        answer="سقف 300,000,000 ریال است.",
+        claims=[Claim(text="سقف 300,000,000 ریال است.", chunk_ids=["c1"])],
+        citations=["c1", "c2"],
+        answered=True,
+        confidence=1.0,
+    )
+    violations = check_draft(draft, [PREMIUM, LIMIT])
+    assert len(violations) == 1 and "300000000" in violations[0] and "claim" in violations[0]

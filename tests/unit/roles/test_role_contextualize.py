@@ -1,0 +1,107 @@
+"""Local contextualize: follow-ups are resolved against the previous query; option picks scope retrieval."""
+
+import pytest
+from insurance_agent.models.roles import ContextualizeRequest, HistoryTurn
+from insurance_agent.models.turn import ClarifyOption
+from insurance_agent.policy.clarification import pick_option
+from insurance_agent.roles.local.contextualize import LocalContextualizer, is_follow_up
+
+contextualize = LocalContextualizer()
+
+OPTIONS = [
+    ClarifyOption(label="بیمه بدنه خودرو", file_id="f-body", title="بیمه بدنه خودرو", domain="auto"),
+    ClarifyOption(label="بیمه شخص ثالث", file_id="f-tp", title="بیمه شخص ثالث", domain="auto"),
+    ClarifyOption(label="بیمه درمان تکمیلی", file_id="f-health", title="بیمه درمان تکمیلی", domain="health"),
+]
+CLARIFY_TURN = HistoryTurn(
+    message="قیمتش چقدره؟",
+    reply="منظورتان کدام بیمه است؟",
+    status="clarify",
+    query="قیمت بیمه چقدر است؟",
+    options=OPTIONS,
+)
+HEALTH_TURN = HistoryTurn(
+    message="حق بیمه درمان تکمیلی برای پدرم چقدر است؟", query="حق بیمه درمان تکمیلی برای پدرم چقدر است؟"
+)
+ENGLISH_TURN = HistoryTurn(
+    message="What is the deductible for third-party car insurance?",
+    query="What is the deductible for third-party car insurance?",
+    language="en",
+)
+
+
+def run(message, history=(), language="fa"):
+    return contextualize(ContextualizeRequest(message=message, history=list(history), language=language))
+
+
+def test_first_turn_is_its_own_query():
+    assert (
+        run("بیمه بدنه خودرو چه خسارت‌هایی را پوشش می‌دهد؟").standalone_query
+        == "بیمه بدنه خودرو چه خسارت‌هایی را پوشش می‌دهد؟"
+    )
+
+
+def test_persian_follow_up_replaces_the_family_member():
+    result = run("برای همسرم چطور؟", [HEALTH_TURN])
+    assert result.standalone_query == "حق بیمه درمان تکمیلی برای همسرم چقدر است؟"
+    assert result.scope == {}
+
+
+def test_colloquial_follow_ups():
+    assert "بچه" in run("و برای بچه‌هام؟", [HEALTH_TURN]).standalone_query
+    # nothing new to merge: the previous question stands
+    assert run("اون یکی چی؟", [HEALTH_TURN]).standalone_query == HEALTH_TURN.query
+
+
+def test_english_follow_up_on_english_question_keeps_english_and_adds_persian_terms():
+    result = run("what about for my wife?", [ENGLISH_TURN], language="en")
+    query = result.standalone_query
+    assert query.startswith("What is the deductible for third-party car insurance") and "wife" in query
+    assert "همسر" in query and "فرانشیز" in query  # corpus-language terms for retrieval
+
+
+def test_english_follow_up_on_persian_question_uses_the_glossary():
+    assert run("what about for my wife?", [HEALTH_TURN]).standalone_query == "حق بیمه درمان تکمیلی برای همسر چقدر است؟"
+
+
+def test_a_new_question_is_not_a_follow_up():
+    message = "شرایط فسخ بیمه‌نامه عمر چیست و چه مدارکی لازم است؟"
+    assert run(message, [HEALTH_TURN]).standalone_query == message
+    assert not is_follow_up("بیمه عمر چیه؟")
+    assert is_follow_up("what about for my wife?") and is_follow_up("برای همسرم چطور؟") and is_follow_up("اون یکی چی؟")
+
+
+@pytest.mark.parametrize(
+    "message, file_id",
+    [
+        ("1", "f-body"),
+        ("۲", "f-tp"),
+        ("گزینه ۳", "f-health"),
+        ("اولی", "f-body"),
+        ("دومی", "f-tp"),
+        ("the third one", "f-health"),
+        ("آخری", "f-health"),
+        ("بدنه", "f-body"),
+        ("همون شخص ثالث", "f-tp"),
+        ("درمان تکمیلی", "f-health"),
+        ("the health one", "f-health"),
+    ],
+)
+def test_option_picks_return_the_clarified_query_scoped_to_the_option(message, file_id):
+    result = run(message, [CLARIFY_TURN])
+    option = next(o for o in OPTIONS if o.file_id == file_id)
+    assert result.standalone_query == CLARIFY_TURN.query
+    assert result.scope == {"file_id": file_id, "domain": option.domain}
+
+
+@pytest.mark.parametrize("message", ["5", "بیمه", "بیمه عمر چه شرایطی دارد؟"])
+def test_non_picks_are_not_scoped(message):
+    assert run(message, [CLARIFY_TURN]).scope == {}
+    assert pick_option(message, OPTIONS) is None
+
+
+def test_the_request_is_not_mutated():
+    request = ContextualizeRequest(message="برای همسرم چطور؟", history=[HEALTH_TURN])
+    before = request.model_dump()
+    contextualize(request)
+    assert request.model_dump() == before

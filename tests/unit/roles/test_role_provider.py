@@ -1,0 +1,64 @@
+"""The provider interface and factory."""
+
+import pytest
+from insurance_agent.config import get_settings
+from insurance_agent.errors import ConfigurationError
+from insurance_agent.models.roles import (
+    ClarifyRequest,
+    ContextualizeRequest,
+    GenerateRequest,
+    GradeRequest,
+    GradeVerdict,
+    Intent,
+    VerifyRequest,
+)
+from insurance_agent.policy.options import clarify_options
+from insurance_agent.roles.base import ModelProvider, create_provider, get_provider
+from insurance_agent.roles.local import LocalProvider
+
+
+def test_get_provider_is_the_cached_local_provider():
+    provider = get_provider()
+    assert isinstance(provider, LocalProvider) and provider.name == "local"
+    assert get_provider() is provider
+
+
+def test_unknown_provider_is_a_configuration_error(monkeypatch):
+    with pytest.raises(ConfigurationError, match="openai"):
+        create_provider("openai")
+    monkeypatch.setenv("MODEL_PROVIDER", "nonsense")
+    get_settings.cache_clear()
+    get_provider.cache_clear()
+    try:
+        with pytest.raises(ConfigurationError):
+            get_provider()
+    finally:
+        monkeypatch.delenv("MODEL_PROVIDER")
+        get_settings.cache_clear()
+        get_provider.cache_clear()
+
+
+def test_the_interface_is_complete():
+    class Partial(ModelProvider):
+        def triage(self, request):
+            raise NotImplementedError
+
+    with pytest.raises(TypeError):
+        Partial()
+
+
+def test_one_turn_through_the_local_roles(body_chunk, third_party_chunk, health_chunk):
+    provider = LocalProvider()
+    chunks = [body_chunk, third_party_chunk, health_chunk]
+    query = provider.contextualize(ContextualizeRequest(message="قیمتش چقدره؟")).standalone_query
+    assert provider.grade(GradeRequest(query=query, chunks=chunks)).verdict == GradeVerdict.AMBIGUOUS
+    options = clarify_options(chunks, "fa")
+    question = provider.clarify(ClarifyRequest(query=query, message=query, chunks=chunks, options=options)).question
+    assert all(option.label in question for option in options)
+
+    query = "فرانشیز بیمه بدنه چقدر است؟"
+    assert provider.grade(GradeRequest(query=query, chunks=chunks)).verdict == GradeVerdict.SUFFICIENT
+    draft = provider.generate(GenerateRequest(route=Intent.KNOWLEDGE, message=query, query=query, chunks=chunks))
+    assert draft.answered and draft.citations == ["body-1"]
+    verdict = provider.verify(VerifyRequest(answer=draft.answer, claims=draft.claims, chunks=chunks))
+    assert verdict.grounded
