@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from insurance_agent.text import normalize
+from insurance_agent.text import normalize, split_sentences
 
 _PRODUCTS = {
     "third_party": (r"شخص ثالث", r"third[- ]party"),
@@ -24,7 +24,7 @@ _FAMILY = {
     "children": (r"فرزند", r"بچه", r"پسرم", r"دخترم", r"\bchild", r"\bkids?\b", r"\bson\b", r"\bdaughter\b"),
     "parents": (r"پدرم", r"مادرم", r"والدین", r"\bparents?\b", r"\bmother\b", r"\bfather\b"),
 }
-_OWNERSHIP = (r"دارم", r"خریده ام", r"بیمه ام", r"بیمه نامه ام", r"\bi have\b", r"\bmy\b", r"\bi hold\b", r"\bi bought\b")
+_OWNERSHIP = (r"دارم", r"خریده ام", r"بیمه ام", r"بیمه نامه ام", r"\bi have\b", r"\bi hold\b", r"\bi bought\b")
 
 
 def _matches(text: str, patterns: tuple[str, ...]) -> bool:
@@ -35,10 +35,16 @@ def extract_facts(message: str) -> dict[str, list[str]]:
     """Products the user says they hold and family members relevant to coverage."""
     text = normalize(message)
     facts: dict[str, list[str]] = {}
-    if _matches(text, _OWNERSHIP):
-        held = [name for name, patterns in _PRODUCTS.items() if _matches(text, patterns)]
-        if held:
-            facts["products"] = held
+    # A product counts as held only when the same sentence says the user has it.
+    held = {
+        name
+        for sentence in split_sentences(text)
+        if _matches(sentence, _OWNERSHIP)
+        for name, patterns in _PRODUCTS.items()
+        if _matches(sentence, patterns)
+    }
+    if held:
+        facts["products"] = sorted(held)
     family = [name for name, patterns in _FAMILY.items() if _matches(text, patterns)]
     if family:
         facts["family"] = family

@@ -1,0 +1,49 @@
+"""The long-term memory filter keeps out personal data, in Persian and Latin digits."""
+
+from __future__ import annotations
+
+import pytest
+
+from insurance_agent.policy.memory import extract_facts
+from insurance_agent.policy.pii import find_pii
+
+POSITIVE = [
+    ("national code latin", "کد ملی من 0499370899 است", "national_code"),
+    ("national code persian digits", "کد ملی: ۰۴۹۹۳۷۰۸۹۹", "national_code"),
+    ("mobile", "شماره من 09121234567 است", "phone"),
+    ("mobile persian spaced", "۰۹۱۲ ۱۲۳ ۴۵۶۷", "phone"),
+    ("mobile international", "call me at +98 912 123 4567", "phone"),
+    ("landline", "تلفن ثابت ۰۲۱۸۸۷۷۶۶۵۵", "phone"),
+    ("card", "کارت 6037-9975-9940-8185", "card"),
+    ("card persian", "شماره کارت ۶۰۳۷۹۹۷۵۹۹۴۰۸۱۸۵", "card"),
+    ("sheba", "شبا IR062960000000100324200001", "iban"),
+    ("sheba spaced", "IR06 2960 0000 0010 0324 2000 01", "iban"),
+    ("email", "my mail is ali.rezaei@example.com", "email"),
+    ("address fa", "آدرس: تهران، خیابان ولیعصر، کوچه نهم، پلاک ۱۲", "address"),
+    ("address en", "I live at 12 Baker Street, apartment 4", "address"),
+]
+NEGATIVE = [
+    "حق بیمه سالانه ۱۸٬۴۰۰٬۰۰۰ ریال است",
+    "سقف تعهد 2,000,000,000 ریال",
+    "پوشش همسر در بیمه تکمیلی",
+    "The medical limit is 50,000 EUR",
+    "بیمه‌نامه SEP-TP-1403-0012345",
+    "1234567890",  # ten digits that fail the national-code checksum
+]
+
+
+@pytest.mark.parametrize("case,text,kind", POSITIVE, ids=[p[0] for p in POSITIVE])
+def test_personal_data_is_found(case, text, kind):
+    assert kind in find_pii(text)
+
+
+@pytest.mark.parametrize("text", NEGATIVE)
+def test_ordinary_insurance_text_is_clean(text):
+    assert find_pii(text) == []
+
+
+def test_facts_come_from_closed_vocabularies_only():
+    facts = extract_facts("من بیمه تکمیلی درمان دارم و می‌خواهم همسرم و پسرم را هم اضافه کنم. کد ملی 0499370899")
+    assert facts == {"products": ["supplementary_health"], "family": ["spouse", "children"]}
+    assert extract_facts("What about for my wife?") == {"family": ["spouse"]}
+    assert extract_facts("حق بیمه چقدر است؟") == {}
