@@ -1,7 +1,9 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo  - build .venv, ingest the sample corpus, run the demo conversation on the embedded stack
 #   make test  - build .venv and run every test
-PYTHON ?= $(shell command -v python3.12 2>/dev/null || ls $$HOME/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | tail -n 1 || command -v python3)
+# The first interpreter that really runs (a pyenv shim may exist without a selected version).
+PYTHON ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12 python3.11 python3; do \
+	if $$p -c 'import sys; assert sys.version_info >= (3, 11)' >/dev/null 2>&1; then echo $$p; break; fi; done)
 VENV := .venv
 BIN := $(VENV)/bin
 AGENT_HOME ?= $(CURDIR)/.agent
