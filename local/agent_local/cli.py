@@ -184,10 +184,18 @@ def cmd_search(args: argparse.Namespace) -> int:
     from insurance_agent.errors import InvalidInputError
     from insurance_agent.retrieval.search import search
 
+    if args.queries and args.query is not None:
+        return _fail("give a QUERY or --queries FILE, not both")
     if args.queries:
-        queries = [q for q in Path(args.queries).read_text(encoding="utf-8").splitlines() if q.strip()]
-    elif args.query:
-        queries = [args.query]
+        try:
+            lines = Path(args.queries).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as error:
+            return _fail(f"cannot read queries file {args.queries}: {type(error).__name__}")
+        queries = [q for q in lines if q.strip()]  # blank lines separate nothing; they are skipped
+        if not queries:
+            return _fail(f"no queries in {args.queries}")
+    elif args.query is not None:
+        queries = [args.query]  # an empty QUERY is reported by search() like any other invalid query
     else:
         return _fail("search needs a QUERY or --queries FILE")
     roles = [r.strip() for r in args.roles.split(",") if r.strip()]
@@ -196,12 +204,13 @@ def cmd_search(args: argparse.Namespace) -> int:
         try:
             hits = search(query, tenant_id=args.tenant, roles=roles, domain=args.domain, k=args.k)
         except InvalidInputError as error:
-            print(json.dumps({"query": query, "error": str(error)}, ensure_ascii=False))
+            # One line per query either way, so that output lines stay aligned with the input.
+            print(json.dumps({"query": query, "error": str(error)}, ensure_ascii=False), flush=True)
             status = 2
             continue
         print(json.dumps({"query": query, "hits": [
             {"chunk_id": h.chunk_id, "file_id": h.file_id, "title": h.title, "score": round(h.score, 4)} for h in hits
-        ]}, ensure_ascii=False))
+        ]}, ensure_ascii=False), flush=True)
     return status
 
 

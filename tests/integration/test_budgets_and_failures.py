@@ -29,7 +29,14 @@ def test_model_call_budget_escalates(conversation, variants):
     reply = conversation(arn=variants["few_calls"]).say(KNOWLEDGE)
     assert reply["status"] == "escalate" and reply["reason"] == "budget_exhausted"
     assert reply["trace"]["llm_calls"] <= 2
-    assert "Generate" not in reply["trace"]["path"]
+    # triage and generate spent the budget (grade took its deterministic shortcut): no verify call
+    assert "Verify" not in reply["trace"]["path"]
+
+
+def test_a_decisive_top_hit_is_graded_without_a_model_call(conversation):
+    reply = conversation().say(KNOWLEDGE)
+    assert reply["status"] == "answer" and "Grade" in reply["trace"]["path"]
+    assert reply["trace"]["llm_calls"] == 3  # triage, generate, verify
 
 
 def test_confidence_threshold_comes_from_parameters(conversation, variants):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -46,7 +47,22 @@ class ModelSettings(BaseModel):
     main_model_id: str = ""
     bedrock_region: str | None = None
     timeout_seconds: float = 20.0
-    max_attempts: int = 3
+    connect_timeout_seconds: float = 5.0
+    max_attempts: int = Field(default=3, ge=1)
+    max_output_tokens: int = 1024
+
+
+class PolicySettings(BaseModel):
+    """Thresholds of the deterministic gates around the model roles."""
+
+    # verify: share of a draft's claims that must be supported for it to count as grounded.
+    verify_min_support: float = Field(default=1.0, ge=0.0, le=1.0)
+    # grade: relative score lead of the top hit over every other document that lets a lexically
+    # complete top hit be graded `sufficient` without a model call (<= 0 disables the shortcut).
+    grade_decisive_margin: float = 0.15
+    # What counts as in scope: "insurance" (the product), or "corpus" (whatever the tenant's documents
+    # are about: only small talk and hand-off requests are not knowledge questions).
+    topic_scope: Literal["insurance", "corpus"] = "insurance"
 
 
 class TableSettings(BaseModel):
@@ -57,10 +73,19 @@ class TableSettings(BaseModel):
     turn_ttl_seconds: int = 86400
 
 
+class AccountsSettings(BaseModel):
+    source: str = "dynamodb"
+    api_url: str | None = None
+    api_token: str | None = None
+    timeout_seconds: float = 3.0
+
+
 class Settings(BaseModel):
     tables: TableSettings = Field(default_factory=TableSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     models: ModelSettings = Field(default_factory=ModelSettings)
+    accounts: AccountsSettings = Field(default_factory=AccountsSettings)
+    policy: PolicySettings = Field(default_factory=PolicySettings)
     policy_file: str | None = None
     recent_turns: int = 6
     corpus_language: str = "fa"
@@ -70,9 +95,27 @@ def _int(name: str, default: int) -> int:
     return int(_env(name, str(default)))
 
 
+def _float(name: str, default: float) -> float:
+    return float(_env(name, str(default)))
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """Settings from the environment; cached for the life of the process (one Lambda container)."""
+    """Settings from the environment; cached for the life of the process (one Lambda container).
+
+    A malformed value fails the cold start with ConfigurationError rather than a later turn.
+    """
+    from pydantic import ValidationError
+
+    from insurance_agent.errors import ConfigurationError
+
+    try:
+        return _from_environment()
+    except (ValidationError, ValueError) as exc:
+        raise ConfigurationError(f"invalid configuration: {exc}") from exc
+
+
+def _from_environment() -> Settings:
     qdrant_url = _env("AGENT_QDRANT_URL")
     return Settings(
         tables=TableSettings(
@@ -104,8 +147,21 @@ def get_settings() -> Settings:
             small_model_id=_env("SMALL_MODEL_ID", ""),
             main_model_id=_env("MAIN_MODEL_ID", ""),
             bedrock_region=_env("BEDROCK_REGION"),
-            timeout_seconds=float(_env("MODEL_TIMEOUT_SECONDS", "20")),
+            timeout_seconds=_float("MODEL_TIMEOUT_SECONDS", 20.0),
+            connect_timeout_seconds=_float("MODEL_CONNECT_TIMEOUT_SECONDS", 5.0),
             max_attempts=_int("MODEL_MAX_ATTEMPTS", 3),
+            max_output_tokens=_int("MODEL_MAX_OUTPUT_TOKENS", 1024),
+        ),
+        policy=PolicySettings(
+            verify_min_support=_float("VERIFY_MIN_SUPPORT", 1.0),
+            grade_decisive_margin=_float("GRADE_DECISIVE_MARGIN", 0.15),
+            topic_scope=_env("AGENT_TOPIC_SCOPE", "insurance"),
+        ),
+        accounts=AccountsSettings(
+            source=_env("ACCOUNTS_SOURCE", "dynamodb"),
+            api_url=_env("ACCOUNTS_API_URL"),
+            api_token=_env("ACCOUNTS_API_TOKEN"),
+            timeout_seconds=float(_env("ACCOUNTS_API_TIMEOUT_SECONDS", "3")),
         ),
         policy_file=_env("AGENT_POLICY_FILE"),
         recent_turns=_int("AGENT_RECENT_TURNS", 6),

@@ -7,6 +7,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from insurance_agent import deadline
 from insurance_agent.models.state import TurnState
 from insurance_agent.observability import logger, metrics, tracer
 
@@ -20,6 +21,13 @@ def node_handler(name: str, run: NodeRun) -> Callable[[dict[str, Any], LambdaCon
     @tracer.capture_lambda_handler(capture_response=False)
     @logger.inject_lambda_context(clear_state=True)
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        token = deadline.start(context)
+        try:
+            return _run(event)
+        finally:
+            deadline.end(token)
+
+    def _run(event: dict[str, Any]) -> dict[str, Any]:
         state = TurnState.model_validate(event)
         raw = state.input if isinstance(state.input, dict) else {}
         logger.append_keys(

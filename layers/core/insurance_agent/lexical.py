@@ -242,6 +242,21 @@ PERSIAN_SYNONYMS: dict[str, tuple[str, ...]] = {
     "مسافرت": ("سفر",),
     "خونه": ("منزل", "منازل", "ساختمان"),
     "خانه": ("منزل", "منازل", "ساختمان"),
+    # general Persian: words the written language and everyday speech use for the same thing
+    "اولین": ("نخستین",),
+    "نخستین": ("اولین",),
+    "بوجود": ("وجود",),
+    "شروع": ("آغاز",),
+    "آغاز": ("شروع",),
+    "پایان": ("اتمام", "خاتمه"),
+    "تاسیس": ("بنیان", "ایجاد"),
+    "ایجاد": ("تاسیس", "بنیان"),
+    "فوت": ("درگذشت", "مرگ"),
+    "درگذشت": ("فوت", "مرگ"),
+    "مشهور": ("معروف",),
+    "معروف": ("مشهور",),
+    "علت": ("دلیل", "سبب"),
+    "دلیل": ("علت", "سبب"),
 }
 
 # Words that name a line of insurance or a product.
@@ -265,7 +280,11 @@ _NOISE_WORDS = (
     # light verbs and auxiliaries (colloquial and formal): they never carry what is asked
     "میده میدن میدهد میدهند می دهد می دهند میکنه میکنن میکند میکنند می کند می کنند میشه میشن میشود "
     "میشوند می شود می شوند داره دارن دارند هستن هستند بود بوده شد شده شدن کرد کرده کنم کنه کنید کنیم "
-    "بکنم بدم بده بدید بدهید بگیرم بگیره گرفت گرفته باید بشه شود کردن"
+    "بکنم بدم بده بدید بدهید بگیرم بگیره گرفت گرفته باید بشه شود کردن "
+    # colloquial question words and copulas («کجاست», «چجوریه», «کیه»), question frames («نام ببرید»)
+    "کجاست کجای کجایی کجان چجوری چجوریه جوری چطوریه کیه کیا کیست کیستند چندمین چندم چندمی راجب راجع درباره "
+    "نام اسم اسمش اسمشون ببرید بنویسید بفرمایید بگین ان اند هستن بودن name named called "
+    "اومد اومده میاد میان شه بشه تونه میتونه بتونه کنن چه‌صورت صورت"
 )
 
 
@@ -275,18 +294,18 @@ def terms_of(text: str) -> list[str]:
     The Persian stemmer strips one suffix per call, so "قیمتش" gives "قیمت" while "قیمت" gives
     "قیم"; a second pass makes the inflected and the plain form meet.
     """
-    stem = stemmer().stem_word
-    result = []
-    for term in content_terms(text):
-        if term.isdigit():
-            continue  # numbers are matched whole, below: "10" must not match "10,000"
-        if not term.isascii():
-            deeper = stem(term)
-            if len(deeper) >= 3:
-                term = deeper
-        result.append(term)
+    result = [_deepen(term) for term in content_terms(text) if not term.isdigit()]
+    # numbers are matched whole: "10" must not match "10,000"
     result.extend(sorted(numbers_in(text)))
     return result
+
+
+def _deepen(term: str) -> str:
+    """The second stemming pass of a Persian stem, and alef-madda folded: users write «اشیل» for «آشیل»."""
+    if term.isascii():
+        return term
+    deeper = stemmer().stem_word(term)
+    return (deeper if len(deeper) >= 3 else term).replace("آ", "ا")
 
 
 @lru_cache(maxsize=1)
@@ -297,7 +316,9 @@ def line_terms() -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def noise_terms() -> frozenset[str]:
-    return frozenset(terms_of(_NOISE_WORDS))
+    # Stopwords included: a stopword's stem («کجا» of «کجای») is not a stopword itself.
+    stem = stemmer().stem_word
+    return frozenset(terms_of(_NOISE_WORDS)) | {_deepen(stem(token)) for token in tokens(_NOISE_WORDS)}
 
 
 @lru_cache(maxsize=1)
@@ -443,6 +464,86 @@ def concept_weights(concepts: Sequence[Concept], documents: Sequence[frozenset[s
         df = sum(1 for terms in documents if concept.covered_by(terms))
         weights.append(math.log(1.0 + (total + 1.0) / (df + 0.5)))
     return weights
+
+
+def ground_concepts(concepts: Sequence[Concept], documents: Sequence[frozenset[str]]) -> list[Concept]:
+    """The concepts, each Persian word that no document contains given the evidence's spelling of it.
+
+    Colloquial and inflected forms miss the stemmer («تهرانه» for «تهران است», «دوستای» for
+    «دوستان»), and compounds are written joined or apart («سرماخوردگی» / «سرما خوردگی»). A query
+    word found in no document gets, as alternatives, the document words that it extends or that
+    extend it by at most two letters (the shorter one 3+ letters), and a split of it into two
+    document words. Words the evidence contains as they are keep their meaning unchanged.
+    """
+    vocabulary = frozenset().union(*documents) if documents else frozenset()
+    grounded = []
+    for concept in concepts:
+        if any(concept.covered_by(terms) for terms in documents):
+            grounded.append(concept)
+            continue
+        extra: list[frozenset[str]] = []
+        for alternative in concept.alternatives:
+            if len(alternative) != 1:
+                continue
+            (term,) = alternative
+            if term.isascii():
+                continue
+            extra += [frozenset([word]) for word in _spelling_variants(term, vocabulary)]
+            extra += _compound_splits(term, vocabulary)
+            extra += [frozenset([word]) for word in _typo_variants(term, vocabulary)]
+        if extra:
+            concept = Concept(concept.label, tuple(dict.fromkeys([*concept.alternatives, *extra])), concept.key)
+        grounded.append(concept)
+    return grounded
+
+
+def _spelling_variants(term: str, vocabulary: frozenset[str]) -> list[str]:
+    found = []
+    for word in vocabulary:
+        if word.isascii() or word == term:
+            continue
+        short, long = (word, term) if len(word) < len(term) else (term, word)
+        if len(short) >= 3 and len(long) - len(short) <= 2 and long.startswith(short):
+            found.append(word)
+    return sorted(found)
+
+
+def _typo_variants(term: str, vocabulary: frozenset[str]) -> list[str]:
+    """Evidence words one typing slip away (a letter changed, added, dropped, or two swapped), for words
+    of five letters or more: «داشنگاه» -> «دانشگاه», «یوسنکو» -> «یونسکو», «دوشاپ» -> «دوشاب».
+
+    Only a word the evidence does not contain is repaired, so two names one letter apart that are
+    both in the evidence stay apart; shorter words are left alone (one letter there is more often
+    another word than a typo)."""
+    if len(term) < 5:
+        return []
+    return sorted(word for word in vocabulary if not word.isascii() and _one_slip(term, word))
+
+
+def _one_slip(a: str, b: str) -> bool:
+    if a == b or abs(len(a) - len(b)) > 1 or min(len(a), len(b)) < 4:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        swapped = len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+        return len(diff) == 1 or swapped
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def _compound_splits(term: str, vocabulary: frozenset[str]) -> list[frozenset[str]]:
+    """Two evidence words written as one («سرماخوردگی»), or an evidence word with a question word
+    stuck to it («پیامبرچقدر»)."""
+    stem = stemmer().stem_word
+    noise = noise_terms() | stopwords()
+    splits = []
+    for cut in range(2, len(term) - 1):
+        head, tail = _deepen(stem(term[:cut])), _deepen(stem(term[cut:]))
+        if head in vocabulary and (tail in vocabulary or term[cut:] in noise):
+            splits.append(frozenset([head, tail]) if tail in vocabulary else frozenset([head]))
+        elif tail in vocabulary and term[:cut] in noise:
+            splits.append(frozenset([tail]))
+    return splits
 
 
 def missing_key_concepts(concepts: Sequence[Concept], documents: Sequence[frozenset[str]]) -> list[Concept]:

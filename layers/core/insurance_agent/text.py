@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
 ZWNJ = "\u200c"
 _CHAR_MAP = str.maketrans(
@@ -74,10 +76,45 @@ def detect_language(text: str) -> str:
     return "en" if latin > persian else "fa"
 
 
-def is_mixed_language(text: str) -> bool:
-    persian = len(_PERSIAN_CHAR.findall(text))
-    latin = len(_LATIN_CHAR.findall(text))
-    return min(persian, latin) >= 3 and min(persian, latin) / max(persian, latin) > 0.25
+# Words of two or more letters of each script, counted on normalised text (digits are Latin there).
+_PERSIAN_WORD = re.compile("[\u0620-\u064a\u0671-\u06d3\u06d5\u06fa-\u06ff]{2,}")
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+@dataclass(frozen=True)
+class TurnLanguage:
+    """`mix`: the scripts the turn is written in ("none" for "1" or "?"); `language`: the one to answer in."""
+
+    mix: Literal["fa", "en", "mixed", "none"]
+    language: Literal["fa", "en"]
+
+    @property
+    def mixed(self) -> bool:
+        return self.mix == "mixed"
+
+
+def _explicit(code: str | None) -> str | None:
+    code = (code or "").split("-")[0].split("_")[0].lower()
+    return code if code in ("fa", "en") else None
+
+
+def turn_language(text: str, locale: str | None = None, previous: str | None = None) -> TurnLanguage:
+    """The language of a user's turn, and the one to answer it in.
+
+    Counted in words of each script: a mixed turn is answered in its dominant language; a tie, or a
+    turn without words ("2", "?"), goes to the explicit locale, then to the previous turn's
+    language, then to the letter count (Persian when nothing else decides).
+    """
+    normalized = normalize(text)
+    persian = len(_PERSIAN_WORD.findall(normalized))
+    latin = len(_LATIN_WORD.findall(normalized))
+    mix = "none" if not (persian or latin) else "mixed" if persian and latin else "fa" if persian else "en"
+    if persian != latin:
+        return TurnLanguage(mix, "fa" if persian > latin else "en")
+    fallback = _explicit(locale) or _explicit(previous)
+    if fallback is None:
+        fallback = detect_language(text) if any(char.isalpha() for char in text) else "fa"
+    return TurnLanguage(mix, fallback)
 
 
 def split_sentences(text: str) -> list[str]:

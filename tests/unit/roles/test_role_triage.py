@@ -104,3 +104,15 @@ def test_bad_exemplar_files_fail_loudly(tmp_path):
         load_exemplars(partial)
     with pytest.raises(ConfigurationError):
         load_exemplars(tmp_path / "absent.jsonl")
+
+
+def test_a_mixed_turn_is_answered_in_its_dominant_language(triage):
+    from insurance_agent.text import turn_language as detect
+
+    assert detect("فرانشیز بیمه body خودرو چقدر است؟").language == "fa"
+    assert detect("What is the فرانشیز of the car policy?").language == "en"
+    mixed = run(triage, "What is the فرانشیز of the car policy?", locale="fa")
+    assert mixed.language == "en" and mixed.mixed_language
+    assert not run(triage, "فرانشیز بیمه بدنه چقدر است؟").mixed_language
+    # no words at all: the previous turn's language, when no locale says otherwise
+    assert run(triage, "2", [HistoryTurn(message="Which plan?", language="en")]).language == "en"

@@ -73,3 +73,20 @@ def test_threshold_below_one_tolerates_a_minority_of_unsupported_claims(body_chu
     answer = "\n".join(c.text for c in claims)
     assert LocalVerifier(threshold=0.75)(VerifyRequest(answer=answer, claims=claims, chunks=[body_chunk])).grounded
     assert not verify(VerifyRequest(answer=answer, claims=claims, chunks=[body_chunk])).grounded
+
+
+def test_the_threshold_comes_from_the_request_and_the_configuration(body_chunk, monkeypatch):
+    from insurance_agent.config import get_settings
+
+    result = good_draft([body_chunk])
+    invented = "این بیمه هیچ استثنایی ندارد."
+    claims = result.claims * 3 + [Claim(text=invented, chunk_ids=["body-1"])]
+    answer = "\n".join(c.text for c in claims)
+    lenient = VerifyRequest(answer=answer, claims=claims, chunks=[body_chunk], min_support=0.75)
+    assert LocalVerifier()(lenient).grounded
+    monkeypatch.setenv("VERIFY_MIN_SUPPORT", "0.75")
+    get_settings.cache_clear()
+    try:
+        assert get_settings().policy.verify_min_support == 0.75
+    finally:
+        get_settings.cache_clear()

@@ -48,7 +48,9 @@ class TriageResult(BaseModel):
     restricted: bool = False
     restricted_category: str | None = None
     frustration: bool = False
+    # The language to answer in: the turn's dominant one when it mixes Persian and English.
     language: Literal["fa", "en"] = "fa"
+    mixed_language: bool = False
     confidence: float = 1.0
 
 
@@ -57,6 +59,7 @@ class ContextualizeRequest(BaseModel):
     history: list[HistoryTurn] = Field(default_factory=list)
     profile: dict = Field(default_factory=dict)
     language: Literal["fa", "en"] = "fa"
+    mixed_language: bool = False
 
 
 class ContextualizeResult(BaseModel):
@@ -108,18 +111,57 @@ class GenerateRequest(BaseModel):
     feedback: list[str] = Field(default_factory=list)
 
 
+#: `CalculationOperand.chunk_id` of a count or percentage the user stated in this turn's message.
+MESSAGE_SOURCE = "message"
+
+CalculationOperation = Literal["add", "subtract", "multiply", "percent_of", "convert"]
+
+
+class CalculationOperand(BaseModel):
+    """One input of a calculation: a value quoted verbatim from its source, or an earlier result."""
+
+    value: str = ""
+    # The chunk the value is quoted from (MESSAGE_SOURCE: a count or percentage from the user's turn).
+    chunk_id: str | None = None
+    # Or the id of an earlier calculation of the same draft, whose result is the operand.
+    calculation: str | None = None
+    # The currency, when the source states it apart from the figure (a table header "(ریال)").
+    currency: str | None = None
+
+
+class Calculation(BaseModel):
+    """A request to the money calculator (policy/money.py); the answer shows `{{calc:<id>}}` for it.
+
+    `result`, `amount`, `currency` and `error` are filled in by the calculator, never by a model.
+    """
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")
+    operation: CalculationOperation
+    operands: list[CalculationOperand] = Field(min_length=1, max_length=10)
+    target_currency: str | None = None
+    result: str | None = None
+    amount: str | None = None
+    currency: str | None = None
+    error: str | None = None
+
+
 class GenerateResult(BaseModel):
     answer: str
     claims: list[Claim] = Field(default_factory=list)
     citations: list[str] = Field(default_factory=list)
     answered: bool
     confidence: float = Field(ge=0.0, le=1.0)
+    calculations: list[Calculation] = Field(default_factory=list)
 
 
 class VerifyRequest(BaseModel):
     answer: str
     claims: list[Claim]
     chunks: list[RetrievedChunk]
+    # Results of the money calculator the answer uses: computed deterministically, not claims to check.
+    calculations: list[Calculation] = Field(default_factory=list)
+    # Share of claims that must be supported for `grounded` (VERIFY_MIN_SUPPORT).
+    min_support: float = Field(default=1.0, ge=0.0, le=1.0)
 
 
 class VerifyResult(BaseModel):

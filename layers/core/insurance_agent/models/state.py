@@ -58,6 +58,8 @@ class TurnState(BaseModel):
     counters: Counters = Field(default_factory=Counters)
     route: str | None = None
     language: str = "fa"
+    # The turn mixes Persian and English (it is answered in `language`, its dominant one).
+    mixed_language: bool = False
     triage: TriageFlags = Field(default_factory=TriageFlags)
     grade: str | None = None
     generate: GenerateVerdict = Field(default_factory=GenerateVerdict)

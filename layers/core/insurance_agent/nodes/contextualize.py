@@ -23,14 +23,18 @@ def run(state: TurnState) -> TurnState:
         save(state, query=last.query or last.message, scope=scope)
         return state
 
-    if not history and state.language == get_settings().corpus_language:
-        # Deterministic shortcut: a first turn in the corpus language has nothing to resolve or translate.
+    if not history and state.language == get_settings().corpus_language and not state.mixed_language:
+        # Deterministic shortcut: a first turn wholly in the corpus language has nothing to resolve or translate.
         save(state, query=turn.message, scope={})
         return state
 
     result = get_provider().contextualize(
         ContextualizeRequest(
-            message=turn.message, history=history, profile=stored.get("profile", {}), language=state.language
+            message=turn.message,
+            history=history,
+            profile=stored.get("profile", {}),
+            language=state.language,
+            mixed_language=state.mixed_language,
         )
     )
     state.counters.llm_calls += 1

@@ -1,7 +1,9 @@
 """generate: answer from the retrieved chunks only, or a chitchat / out-of-scope reply (no retrieval).
 
-The deterministic guards (citations retrieved this turn, numbers present in cited chunks) run here
-for every provider; their violations make the draft ungrounded at verify.
+The money calculator runs here on the calculations the draft requested (their results replace the
+draft's placeholders), then the deterministic guards (citations retrieved this turn, numbers present
+in cited chunks or calculator results, calculations whose operands are in their chunks) run for
+every provider; their violations make the draft ungrounded at verify.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import Status, TurnReply
 from insurance_agent.nodes.common import chunks_of, parts, save, with_trace
 from insurance_agent.policy.guards import check_draft
+from insurance_agent.policy.money import apply_calculations
 from insurance_agent.roles.base import get_provider
 
 _NO_RETRIEVAL = (Intent.CHITCHAT, Intent.OUT_OF_SCOPE)
@@ -42,7 +45,10 @@ def run(state: TurnState) -> TurnState:
         )
     )
     state.counters.llm_calls += 1
-    violations = check_draft(result, chunks) if result.answered else []
+    violations: list[str] = []
+    if result.answered:
+        result = apply_calculations(result, chunks, turn.message, state.language)
+        violations = check_draft(result, chunks, calculator_results=result.calculations)
     save(state, draft={"result": result.model_dump(), "violations": violations})
     state.generate.answered = result.answered and bool(result.answer.strip())
     state.generate.confidence = result.confidence

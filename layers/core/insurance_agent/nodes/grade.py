@@ -1,11 +1,17 @@
-"""grade: is the retrieved evidence sufficient, ambiguous (distinct products) or insufficient?"""
+"""grade: is the retrieved evidence sufficient, ambiguous (distinct products) or insufficient?
+
+Two verdicts need no model call: no chunks at all (insufficient), and a decisive top hit (sufficient;
+policy/decisive.py: far ahead of every other document and lexically covering the whole query).
+"""
 
 from __future__ import annotations
 
-from insurance_agent.models.roles import GradeRequest, GradeVerdict
+from insurance_agent.config import get_settings
+from insurance_agent.models.roles import ChunkRelevance, GradeRequest, GradeVerdict
 from insurance_agent.models.state import TurnState
 from insurance_agent.nodes.common import chunks_of, parts, save
 from insurance_agent.observability import metrics
+from insurance_agent.policy.decisive import decisive_top_hit
 from insurance_agent.policy.options import clarify_options
 from insurance_agent.roles.base import get_provider
 
@@ -18,6 +24,11 @@ def run(state: TurnState) -> TurnState:
     if not chunks:
         verdict = GradeVerdict.INSUFFICIENT  # nothing to judge: no model call needed
         relevance = []
+    elif decisive_top_hit(query, chunks, get_settings().policy.grade_decisive_margin):
+        verdict = GradeVerdict.SUFFICIENT
+        top = max(chunks, key=lambda chunk: chunk.score)
+        relevance = [ChunkRelevance(chunk_id=top.chunk_id, relevant=True, score=1.0)]
+        metrics.add_metric(name="GradeShortcut", unit="Count", value=1)
     else:
         result = get_provider().grade(GradeRequest(query=query, chunks=chunks))
         state.counters.llm_calls += 1

@@ -12,7 +12,7 @@ from insurance_agent.nodes import messages
 from insurance_agent.nodes.common import save, with_trace
 from insurance_agent.observability import logger, metrics
 from insurance_agent.store import profiles, threads, turns
-from insurance_agent.text import detect_language
+from insurance_agent.text import turn_language
 
 
 def _refuse(state: TurnState, code: RefusalCode) -> TurnState:
@@ -25,16 +25,15 @@ def _refuse(state: TurnState, code: RefusalCode) -> TurnState:
 
 
 def run(state: TurnState) -> TurnState:
-    raw_message = state.input.get("message") if isinstance(state.input, dict) else None
+    raw = state.input if isinstance(state.input, dict) else {}
+    raw_message, raw_locale = raw.get("message"), raw.get("locale")
     if isinstance(raw_message, str) and raw_message.strip():
-        state.language = detect_language(raw_message)
+        state.language = turn_language(raw_message, raw_locale if isinstance(raw_locale, str) else None).language
     try:
         turn = TurnInput.model_validate(state.input)
     except ValidationError as error:
         logger.warning("invalid turn input", extra={"fields": [".".join(map(str, e["loc"])) for e in error.errors()]})
         return _refuse(state, RefusalCode.INVALID_INPUT)
-    if turn.locale in ("fa", "en") and not any(c.isalpha() for c in turn.message):
-        state.language = turn.locale
 
     thread = threads.get_thread(turn.thread_id)
     if thread is not None:
@@ -54,6 +53,8 @@ def run(state: TurnState) -> TurnState:
     state.turn = turn
     state.counters.clarifications = thread.clarify_count if thread else 0
     history = thread.history(get_settings().recent_turns) if thread else []
+    language = turn_language(turn.message, turn.locale, history[-1].language if history else None)
+    state.language, state.mixed_language = language.language, language.mixed
     profile = profiles.get_profile(turn.tenant_id, turn.user_id)
     try:
         save(state, history=[h.model_dump() for h in history], profile=profile.public())

@@ -12,6 +12,10 @@ from insurance_agent.policy.escalation import load_policy
 from insurance_agent.policy.frustration import is_frustrated
 from insurance_agent.roles.base import get_provider
 
+# Loaded and validated at cold start: a bad policy file fails the deployment's first invocation
+# loudly (an init error) instead of quietly letting restricted intents through.
+load_policy()
+
 
 def run(state: TurnState) -> TurnState:
     turn = state.require_turn()
@@ -26,11 +30,14 @@ def run(state: TurnState) -> TurnState:
 
     result = get_provider().triage(TriageRequest(message=turn.message, history=history, locale=turn.locale))
     state.counters.llm_calls += 1
-    state.language = result.language
+    state.language, state.mixed_language = result.language, result.mixed_language
     state.route = result.intent.value
     if policy.asks_for_human(turn.message):
         state.route = Intent.HANDOFF_REQUEST.value
-    category = policy.restricted_category(turn.message) or (result.restricted_category if result.restricted else None)
+    # The policy's lexicon is the floor; a model that calls the intent restricted escalates it too.
+    category = policy.restricted_category(turn.message) or (
+        (result.restricted_category or "unspecified") if result.restricted else None
+    )
     state.triage.restricted = category is not None
     state.triage.restricted_category = category
     previous = [h.message for h in history[-3:]]

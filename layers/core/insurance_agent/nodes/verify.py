@@ -1,7 +1,8 @@
-"""verify: is every claim of the draft supported by the chunks it cites?"""
+"""verify: are the draft's claims supported by the chunks they cite (at least VERIFY_MIN_SUPPORT of them)?"""
 
 from __future__ import annotations
 
+from insurance_agent.config import get_settings
 from insurance_agent.models.roles import GenerateResult, VerifyRequest
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import Citation, Status, TurnReply
@@ -21,7 +22,15 @@ def run(state: TurnState) -> TurnState:
 
     unsupported: list[str] = []
     if not violations:
-        verdict = get_provider().verify(VerifyRequest(answer=result.answer, claims=result.claims, chunks=cited))
+        verdict = get_provider().verify(
+            VerifyRequest(
+                answer=result.answer,
+                claims=result.claims,
+                chunks=cited,
+                calculations=result.calculations,
+                min_support=get_settings().policy.verify_min_support,
+            )
+        )
         state.counters.llm_calls += 1
         unsupported = verdict.unsupported_claims
         grounded = verdict.grounded and bool(cited)

@@ -4,7 +4,8 @@
   intersection): a model cannot cite a document it was not shown.
 - Every number in the answer must appear verbatim in a cited chunk (Persian and Latin digits and
   thousands separators normalised by `numbers_in`) or be the output of the deterministic money
-  calculator: the model never does arithmetic on money.
+  calculator (policy/money.py): the model never does arithmetic on money. A calculation whose
+  operand is not in the chunk it cites failed, and a failed calculation is a violation.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from insurance_agent.models.chunks import RetrievedChunk
-from insurance_agent.models.roles import GenerateResult
+from insurance_agent.models.roles import Calculation, GenerateResult
+from insurance_agent.policy.money import calculation_violations
 from insurance_agent.text import numbers_in
 
 
@@ -27,12 +29,20 @@ def citation_guard(cited_ids: Iterable[str], retrieved_ids: Iterable[str]) -> li
 
 
 def allowed_numbers(cited_chunks: Iterable[RetrievedChunk], calculator_results: Iterable[object] = ()) -> set[str]:
-    """Canonical numbers an answer may contain: those of the cited chunks (title and text) and the calculator's."""
+    """Canonical numbers an answer may contain: those of the cited chunks (title and text) and the
+    calculator's. A Calculation counts only when it succeeded, with its operands (each was found in
+    its source: a chunk, or a count the user stated)."""
     allowed: set[str] = set()
     for chunk in cited_chunks:
         allowed |= numbers_in(chunk.text) | numbers_in(chunk.title)
     for result in calculator_results:
-        allowed |= numbers_in(str(result))
+        if isinstance(result, Calculation):
+            if result.result is not None and not result.error:
+                allowed |= numbers_in(result.result)
+                for operand in result.operands:
+                    allowed |= numbers_in(operand.value)
+        else:
+            allowed |= numbers_in(str(result))
     return allowed
 
 
@@ -49,10 +59,12 @@ def check_draft(
 ) -> list[str]:
     """Human-readable violations of the citation and number guards by a drafted answer (empty when clean).
 
-    `chunks` are the chunks retrieved this turn. Checked: every cited id (answer-level citations and
+    `chunks` are the chunks retrieved this turn; `calculator_results` the draft's calculations as
+    the calculator filled them (or bare figures). Checked: every cited id (answer-level citations and
     per-claim ids) was retrieved; an answer that claims to answer from evidence cites something;
-    every number of the answer is in a cited chunk or a calculator result; every number of a claim
-    is in one of the chunks that claim cites.
+    every calculation succeeded (its operands are in the chunks they cite) and no placeholder is
+    left without a result; every number of the answer is in a cited chunk or a calculator result;
+    every number of a claim is in one of the chunks that claim cites or a calculator result.
     """
     chunks = list(chunks)
     by_id = {chunk.chunk_id: chunk for chunk in chunks}
@@ -64,6 +76,9 @@ def check_draft(
 
     cited_chunks = [by_id[chunk_id] for chunk_id in cited if chunk_id in by_id]
     calculator_results = list(calculator_results)
+    calculations = [c for c in calculator_results if isinstance(c, Calculation)]
+    texts = "\n".join([result.answer, *(claim.text for claim in result.claims)])
+    violations += calculation_violations(texts, calculations)
     unsupported = number_guard(result.answer, cited_chunks, calculator_results)
     violations += [f"number {number} in the answer appears in no cited chunk" for number in unsupported]
 

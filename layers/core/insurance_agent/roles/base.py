@@ -58,6 +58,7 @@ class ModelProvider(ABC):
 #: name -> "module:Class". Add a provider by adding a line here.
 PROVIDERS: dict[str, str] = {
     "local": "insurance_agent.roles.local:LocalProvider",
+    "bedrock": "insurance_agent.roles.bedrock:BedrockProvider",
 }
 
 

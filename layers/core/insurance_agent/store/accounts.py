@@ -5,12 +5,15 @@ Looked up only by the (tenant_id, user_id) of the execution input, never by anyt
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
 from typing import Protocol
 
 from boto3.dynamodb.conditions import Key
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from insurance_agent.config import get_settings
+from insurance_agent.errors import AgentError, ConfigurationError, TransientError
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.store import dynamo
 
@@ -104,5 +107,61 @@ def policy_evidence(records: list[PolicyRecord], language: str = "fa") -> list[R
     return chunks
 
 
+class HttpAccountsSource:
+    """The main backend's policies API: GET {base}/tenants/{tenant}/users/{user}/policies.
+
+    Bounded retries with backoff on connection errors and 5xx/429, per-request timeouts; a 404 means
+    the user has no policies. Every record is re-checked against the identity asked for.
+    """
+
+    def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 3.0, attempts: int = 3) -> None:
+        import urllib3
+
+        self.base_url = base_url.rstrip("/")
+        self.headers = {"Accept": "application/json"} | ({"Authorization": f"Bearer {token}"} if token else {})
+        retry = urllib3.Retry(total=attempts - 1, backoff_factor=0.2, status_forcelist=(429, 500, 502, 503, 504),
+                              allowed_methods={"GET"}, raise_on_status=False)
+        self.http = urllib3.PoolManager(retries=retry, timeout=urllib3.Timeout(connect=timeout, read=timeout))
+
+    def policies(self, tenant_id: str, user_id: str) -> list[PolicyRecord]:
+        import urllib3
+        from urllib.parse import quote
+
+        url = f"{self.base_url}/tenants/{quote(tenant_id, safe='')}/users/{quote(user_id, safe='')}/policies"
+        try:
+            response = self.http.request("GET", url, headers=self.headers)
+        except urllib3.exceptions.HTTPError as error:
+            raise TransientError("accounts API unreachable") from error
+        if response.status == 404:
+            return []
+        if response.status in (429,) or response.status >= 500:
+            raise TransientError(f"accounts API answered {response.status}")
+        if response.status != 200:
+            raise AccountsSourceError(f"accounts API answered {response.status}")
+        try:
+            payload = json.loads(response.data)
+            items = payload["policies"] if isinstance(payload, dict) else payload
+            records = [PolicyRecord.model_validate(item | {"tenant_id": item.get("tenant_id", tenant_id),
+                                                            "user_id": item.get("user_id", user_id)}) for item in items]
+        except (ValueError, KeyError, TypeError, ValidationError) as error:
+            raise AccountsSourceError("accounts API returned malformed policies") from error
+        return [r for r in records if r.tenant_id == tenant_id and r.user_id == user_id]
+
+
+class AccountsSourceError(AgentError):
+    """The accounts source answered, but not with usable policies (not worth retrying)."""
+
+    code = "accounts_source"
+
+
+@lru_cache(maxsize=1)
 def get_accounts_source() -> AccountsSource:
+    """The configured source: this service's table (default) or the backend's HTTP API."""
+    settings = get_settings().accounts
+    if settings.source == "http":
+        if not settings.api_url:
+            raise ConfigurationError("ACCOUNTS_SOURCE=http needs ACCOUNTS_API_URL")
+        return HttpAccountsSource(settings.api_url, token=settings.api_token, timeout=settings.timeout_seconds)
+    if settings.source != "dynamodb":
+        raise ConfigurationError(f"unknown accounts source {settings.source!r}")
     return DynamoAccountsSource()

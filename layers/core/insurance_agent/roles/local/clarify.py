@@ -6,10 +6,18 @@ question. It never adds, drops or renames an option, and refuses to ask without 
 
 from __future__ import annotations
 
+from insurance_agent.config import get_settings
 from insurance_agent.errors import ModelOutputError
 from insurance_agent.models.roles import ClarifyRequest, ClarifyResult
 
 _PERSIAN_DIGITS = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")
+# The options are documents: insurance products, or whatever a corpus-scoped tenant's documents are.
+_QUESTIONS = {
+    ("insurance", "fa"): "منظورتان کدام بیمه است؟",
+    ("insurance", "en"): "Which insurance do you mean?",
+    ("corpus", "fa"): "منظورتان کدام یک از این موارد است؟",
+    ("corpus", "en"): "Which of these do you mean?",
+}
 
 
 class LocalClarifier:
@@ -17,12 +25,13 @@ class LocalClarifier:
         if not request.options:
             raise ModelOutputError("clarify was called without options: a clarifying question must be grounded")
         labels = [option.label for option in request.options]
+        question = _QUESTIONS[(get_settings().policy.topic_scope, request.language)]
         if request.language == "en":
-            lines = ["Which insurance do you mean?"]
+            lines = [question]
             lines += [f"{number}. {label}" for number, label in enumerate(labels, start=1)]
             lines.append("Please reply with the number or the name of an option.")
         else:
-            lines = ["منظورتان کدام بیمه است؟"]
+            lines = [question]
             lines += [
                 f"{str(number).translate(_PERSIAN_DIGITS)}. {label}" for number, label in enumerate(labels, start=1)
             ]

@@ -10,6 +10,13 @@ glossary so that an English question can be matched against Persian evidence). T
 of the right shape (a number for "how much" questions, never a dangling "as follows:"), then to
 units that cover the query in their own words.
 
+Query words that the evidence spells differently (colloquial or inflected forms, joined compounds,
+one-letter typos) are matched to the evidence's spelling first (lexical.ground_concepts). Only
+units of the right kind are candidates (question.py): a number for "how many"/"what year", a
+reason for "why", a negation for a negated question, the document or subject position for "what is
+X?". When the question names what some retrieved document is about (its title or product), only
+such documents may answer: a sentence elsewhere that shares the question's words is a distractor.
+
 The best one to three units above `min_support` (and within `relative_floor` of the best) are
 quoted verbatim, Markdown emphasis aside, each as a claim citing its chunk; a quoted table row is
 preceded by its header row, quoted and cited the same way. A unit must cover a query concept in its
@@ -33,6 +40,7 @@ from insurance_agent.lexical import (
     canonical,
     concept_weights,
     coverage,
+    ground_concepts,
     line_terms,
     metadata_text,
     missing_key_concepts,
@@ -41,6 +49,7 @@ from insurance_agent.lexical import (
 )
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Claim, GenerateRequest, GenerateResult, Intent
+from insurance_agent.roles.local.question import fits, question_shape
 from insurance_agent.text import normalize, numbers_in, split_sentences, tokens
 
 FRAMES = {
@@ -192,7 +201,7 @@ def strip_frame(text: str, titles: list[str]) -> str:
 
 class LocalGenerator:
     def __init__(
-        self, min_support: float = 0.5, max_quotes: int = 3, relative_floor: float = 0.75, min_words: int = 3
+        self, min_support: float = 0.55, max_quotes: int = 3, relative_floor: float = 0.75, min_words: int = 3
     ) -> None:
         self.min_support = min_support
         self.max_quotes = max_quotes
@@ -262,22 +271,30 @@ class LocalGenerator:
         return GenerateResult(answer="", answered=False, confidence=round(min(max(confidence, 0.0), 1.0), 4))
 
     def _extract(self, request: GenerateRequest) -> GenerateResult:
-        concepts = query_concepts(request.query)
         chunks = list(request.chunks)
+        documents = [text_terms(f"{metadata_text(chunk)}\n{chunk.heading or ''}\n{chunk.text}") for chunk in chunks]
+        concepts = ground_concepts(query_concepts(request.query), documents)
         if not concepts or not chunks:
             return self._abstain()
         rejected = [canonical(item) for item in request.feedback if canonical(item)]
         quantity = bool(_QUANTITY.search(normalize(request.query)))
         account = request.route == Intent.ACCOUNT
-        documents = [text_terms(f"{metadata_text(chunk)}\n{chunk.heading or ''}\n{chunk.text}") for chunk in chunks]
         weights = concept_weights(concepts, documents)
         if missing_key_concepts(concepts, documents):
             return self._abstain()  # e.g. asked about earthquakes, and no evidence mentions one
+        asked = question_shape(request.query, concepts, frozenset(w for c in chunks for w in tokens(c.text)))
 
         scored: list[tuple[bool, float, bool, float, float, int, int, _Candidate]] = []
         seen: set[str] = set()
+        titles = [text_terms(metadata_text(chunk)) for chunk in chunks]
+        # When the question names what some retrieved document is about, an answer from a document
+        # about something else is a distractor: only documents whose metadata it names may answer.
+        named = [any(concept.covered_by(terms) for concept in concepts) for terms in titles]
         for rank, chunk in enumerate(chunks):
-            title = text_terms(metadata_text(chunk))
+            if any(named) and not named[rank]:
+                continue
+            title = titles[rank]
+            topic = title | text_terms(chunk.heading or "")
             for unit in evidence_units(chunk):
                 key = canonical(unit.text)
                 if not key or key in seen or len(tokens(unit.text)) < self.min_words:
@@ -288,6 +305,8 @@ class LocalGenerator:
                 own = text_terms(unit.text)
                 if own and all(any(term in concept.stems for concept in concepts) for term in own):
                     continue  # it only repeats the question
+                if not fits(asked, unit.text, unit.context, topic):
+                    continue  # not the kind of sentence that answers this question (question.py)
                 local = own | text_terms(unit.context)
                 if coverage(concepts, local, weights) == 0.0:
                     continue  # the document title alone cannot make a sentence relevant

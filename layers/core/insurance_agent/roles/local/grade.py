@@ -19,6 +19,7 @@ from insurance_agent.lexical import (
     Concept,
     concept_weights,
     coverage,
+    ground_concepts,
     line_terms,
     metadata_text,
     missing_key_concepts,
@@ -50,8 +51,8 @@ class LocalGrader:
         chunks = list(request.chunks)
         if not chunks:
             return GradeResult(verdict=GradeVerdict.INSUFFICIENT, relevance=[])
-        concepts = query_concepts(request.query)
         documents = [text_terms(f"{metadata_text(chunk)}\n{chunk.heading or ''}\n{chunk.text}") for chunk in chunks]
+        concepts = ground_concepts(query_concepts(request.query), documents)
         weights = concept_weights(concepts, documents)
         coverages = [coverage(concepts, terms, weights) for terms in documents]
         relevance = [

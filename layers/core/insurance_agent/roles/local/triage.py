@@ -6,6 +6,9 @@ embeddings; each of the k neighbours weighs exp((similarity - best similarity) /
 The vote is then checked against small lexicons, because a nearest neighbour is easily fooled by
 shape ("Translate 'good morning'..." looks like a greeting):
 
+- with AGENT_TOPIC_SCOPE=corpus (a tenant whose documents are not about insurance) there is no
+  insurance-word gate, a small-talk vote needs the small-talk lexicon, and an out_of_scope vote
+  becomes knowledge: the evidence decides;
 - a hand-off vote stands only if the policy's hand-off lexicon agrees or the vote is decisive;
   a small-talk vote only if the small-talk lexicon agrees or the vote is decisive;
   a knowledge/account vote only if the message has an insurance word or the vote is decisive
@@ -20,8 +23,9 @@ shape ("Translate 'good morning'..." looks like a greeting):
   (policy/frustration.py) sets `frustration`.
 
 `confidence` is the vote share of the chosen intent, or 1.0 when a deterministic rule decided.
-Language: detected from the text; an explicit locale ("fa"/"en") wins only when the text is mixed
-or has no letters at all (a bare "1" or "?").
+Language (text.turn_language): counted in words of each script; a mixed turn is answered in its
+dominant language, a tie or a turn without words ("1", "?") goes to the locale, then to the
+previous turn's language.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from insurance_agent.config import get_settings
 from insurance_agent.errors import ConfigurationError
 from insurance_agent.models.roles import HistoryTurn, Intent, TriageRequest, TriageResult
 from insurance_agent.policy.clarification import pick_option
@@ -42,7 +47,8 @@ from insurance_agent.policy.escalation import EscalationPolicy, load_policy
 from insurance_agent.policy.frustration import is_frustrated
 from insurance_agent.roles.local.contextualize import is_follow_up, residual_words, slot_of
 from insurance_agent.roles.local.embedding import embed_queries
-from insurance_agent.text import content_terms, detect_language, is_mixed_language, normalize
+from insurance_agent.text import content_terms, detect_language, normalize
+from insurance_agent.text import turn_language as detect_turn_language
 
 EXEMPLARS_FILE = Path(__file__).resolve().parent.parent / "data" / "triage_exemplars.jsonl"
 
@@ -195,13 +201,9 @@ def insurance_talk(text: str) -> bool:
     return bool(_INSURANCE.search(normalize(text)))
 
 
-def turn_language(message: str, locale: str | None) -> str:
-    """Detected language; an explicit fa/en locale wins only for mixed or letterless text."""
-    explicit = (locale or "").split("-")[0].split("_")[0].lower()
-    has_letters = any(char.isalpha() for char in message)
-    if explicit in ("fa", "en") and (not has_letters or is_mixed_language(message)):
-        return explicit
-    return detect_language(message)
+def turn_language(message: str, locale: str | None, previous: str | None = None) -> str:
+    """The language to answer in (text.turn_language): the dominant one; locale or history on a tie."""
+    return detect_turn_language(message, locale, previous).language
 
 
 def _continues(message: str, last: HistoryTurn) -> bool:
@@ -225,11 +227,18 @@ class LocalTriager:
         policy: EscalationPolicy | None = None,
         gate: float = 0.75,
         handoff_gate: float = 0.9,
+        scope: str | None = None,
     ) -> None:
         self._classifier = classifier
         self._policy = policy
         self.gate = gate
         self.handoff_gate = handoff_gate
+        self._scope = scope
+
+    @property
+    def scope(self) -> str:
+        """"insurance", or "corpus": whatever the tenant's documents cover is a knowledge question."""
+        return self._scope or get_settings().policy.topic_scope
 
     @property
     def classifier(self) -> NearestExemplarClassifier:
@@ -263,10 +272,16 @@ class LocalTriager:
                 and confidence < self.handoff_gate
             ):
                 vetoed.add(intent)
-            elif intent == Intent.CHITCHAT and not small_talk(message) and confidence < self.gate:
+            elif intent == Intent.CHITCHAT and not small_talk(message) and (
+                confidence < self.gate or self.scope == "corpus"
+            ):
+                # Under the corpus scope any question may be a knowledge question: small talk needs its lexicon.
                 vetoed.add(intent)
             elif (
-                intent in (Intent.KNOWLEDGE, Intent.ACCOUNT) and not insurance_talk(message) and confidence < self.gate
+                intent in (Intent.KNOWLEDGE, Intent.ACCOUNT)
+                and self.scope == "insurance"
+                and not insurance_talk(message)
+                and confidence < self.gate
             ):
                 vetoed.add(intent)
                 intent = Intent.OUT_OF_SCOPE
@@ -277,6 +292,9 @@ class LocalTriager:
             remaining = [label for label in ranked if label not in vetoed] or [Intent.OUT_OF_SCOPE]
             intent = remaining[0]
             confidence = votes.get(intent, 0.0)  # a fallback is only as sure as the vote for it
+        if intent == Intent.OUT_OF_SCOPE and self.scope == "corpus":
+            # No topic is out of scope a priori: retrieval and the evidence gates decide (and escalate).
+            intent = Intent.KNOWLEDGE
         if intent in (Intent.KNOWLEDGE, Intent.ACCOUNT):
             owned = owns_policy(message)
             if owned != (intent == Intent.ACCOUNT):
@@ -286,9 +304,9 @@ class LocalTriager:
     def __call__(self, request: TriageRequest) -> TriageResult:
         message = request.message
         history = request.history
-        language = turn_language(message, request.locale)
-        policy = self.policy
         last = history[-1] if history else None
+        language = detect_turn_language(message, request.locale, last.language if last else None)
+        policy = self.policy
 
         if last is not None and last.status == "clarify" and pick_option(message, last.options) is not None:
             intent, confidence = Intent.KNOWLEDGE, 1.0
@@ -306,6 +324,7 @@ class LocalTriager:
             restricted=category is not None,
             restricted_category=category,
             frustration=frustrated,
-            language=language,
+            language=language.language,
+            mixed_language=language.mixed,
             confidence=round(float(confidence), 4),
         )

@@ -4,8 +4,9 @@ A claim is supported when it cites at least one chunk retrieved this turn and it
 generator's framing removed ("According to <title>: "), occurs word for word in one of those
 chunks after normalisation (spelling variants, digits and punctuation do not matter, words do),
 and every number in it appears in one of them. Text of the answer that belongs to no claim is
-unsupported too. support = supported claims / claims; grounded when support reaches `threshold`
-and neither guard (citations retrieved, numbers in cited chunks) found a violation.
+unsupported too. support = supported claims / claims; grounded when support reaches the request's
+`min_support` (VERIFY_MIN_SUPPORT) and neither guard (citations retrieved, numbers in cited chunks
+or calculator results) found a violation.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ _GENERIC_FRAME = re.compile(r"^(?:according to [^:\n]{1,200}:|بر اساس «[^
 
 
 class LocalVerifier:
-    def __init__(self, threshold: float = 1.0) -> None:
+    def __init__(self, threshold: float | None = None) -> None:
+        # None: the request's min_support decides (the configured VERIFY_MIN_SUPPORT).
         self.threshold = threshold
 
     def __call__(self, request: VerifyRequest) -> VerifyResult:
@@ -40,13 +42,15 @@ class LocalVerifier:
         violations = [f"cited chunk {cid} was not retrieved this turn" for cid in citation_guard(cited_ids, by_id)]
         cited_chunks = [by_id[cid] for cid in cited_ids if cid in by_id]
         violations += [
-            f"number {n} in the answer appears in no cited chunk" for n in number_guard(request.answer, cited_chunks)
+            f"number {n} in the answer appears in no cited chunk"
+            for n in number_guard(request.answer, cited_chunks, request.calculations)
         ]
         leftovers = self._uncovered_text(request.answer, claims)
         unsupported += [text for text in leftovers if text not in unsupported]
 
         support = supported / len(claims) if claims else 0.0
-        grounded = bool(claims) and support >= self.threshold and not violations and not leftovers
+        threshold = request.min_support if self.threshold is None else self.threshold
+        grounded = bool(claims) and support >= threshold and not violations and not leftovers
         return VerifyResult(
             grounded=grounded,
             unsupported_claims=unsupported + [v for v in violations if v not in unsupported],

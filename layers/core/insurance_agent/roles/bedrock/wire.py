@@ -1,0 +1,115 @@
+"""What each role asks the model to return: the tool schemas of Bedrock structured output.
+
+These are deliberately narrower than the result models (models/roles.py): the model is not asked
+for anything the code can decide better (the turn's language, option labels, calculator results,
+support ratios). The class name is the tool name, field descriptions are the tool's documentation.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TriageDecision(_Wire):
+    """Record how the user's latest message must be routed."""
+
+    intent: Literal["chitchat", "knowledge", "account", "handoff_request", "out_of_scope"] = Field(
+        description="chitchat: greetings, thanks, small talk. knowledge: a question the organisation's documents "
+        "can answer. account: a question about the user's own policies or records. handoff_request: the user "
+        "asks for a human. out_of_scope: anything else."
+    )
+    restricted: bool = Field(description="true when the message belongs to one of the restricted intents")
+    restricted_category: str | None = Field(
+        default=None, description="the name of the restricted intent, when restricted is true"
+    )
+    frustration: bool = Field(description="true when the user is explicitly dissatisfied or repeats themselves")
+
+
+class StandaloneQuery(_Wire):
+    """Record the standalone search query for the user's latest message."""
+
+    standalone_query: str = Field(
+        min_length=1, max_length=500, description="the query, self-contained, in the language of the documents"
+    )
+
+
+class ChunkJudgement(_Wire):
+    chunk_id: str = Field(description="id of a chunk from the evidence")
+    relevant: bool = Field(description="true when this chunk helps answer the query")
+
+
+class EvidenceGrade(_Wire):
+    """Record whether the retrieved evidence can answer the query."""
+
+    verdict: Literal["sufficient", "ambiguous", "insufficient"] = Field(
+        description="sufficient: the evidence answers the query. ambiguous: it would, but for several distinct "
+        "products and the query does not say which one. insufficient: it does not answer the query."
+    )
+    chunks: list[ChunkJudgement] = Field(description="one judgement per chunk of the evidence")
+
+
+class ClarifyingQuestion(_Wire):
+    """Record the clarifying question to ask the user."""
+
+    question: str = Field(min_length=1, max_length=300, description="one short question, without the options")
+
+
+class AnswerClaim(_Wire):
+    text: str = Field(min_length=1, description="one factual statement of the answer, worded as in the answer")
+    chunk_ids: list[str] = Field(min_length=1, description="ids of the evidence chunks that state it")
+
+
+class Operand(_Wire):
+    value: str = Field(default="", description="the figure exactly as written in its source")
+    chunk_id: str | None = Field(
+        default=None, description='the chunk the figure is quoted from, or "message" for the user\'s own message'
+    )
+    calculation: str | None = Field(default=None, description="or: the id of an earlier calculation")
+    currency: str | None = Field(
+        default=None, description="the currency when the source states it apart from the figure (IRR, IRT, USD...)"
+    )
+
+
+class CalculationRequest(_Wire):
+    id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,32}$", description="short id, used as {{calc:<id>}} in the answer")
+    operation: Literal["add", "subtract", "multiply", "percent_of", "convert"]
+    operands: list[Operand] = Field(min_length=1, max_length=10)
+    target_currency: str | None = Field(default=None, description="for convert: IRR or IRT")
+
+
+class GroundedAnswer(_Wire):
+    """Record the answer drafted from the evidence."""
+
+    answered: bool = Field(description="false when the evidence does not answer the question")
+    answer: str = Field(description="the answer shown to the user; empty when answered is false")
+    claims: list[AnswerClaim] = Field(default_factory=list, description="every factual statement of the answer")
+    calculations: list[CalculationRequest] = Field(
+        default_factory=list, description="money arithmetic for the calculator; never compute it yourself"
+    )
+    confidence: float = Field(ge=0.0, le=1.0, description="how fully the evidence answers the question")
+
+
+class Reply(_Wire):
+    """Record the reply to a message that needs no documents."""
+
+    reply: str = Field(min_length=1, max_length=600)
+
+
+class ClaimVerdict(_Wire):
+    claim: int = Field(ge=1, description="the claim's number in the list")
+    supported: bool = Field(description="true only when the cited chunks state it")
+
+
+class ClaimCheck(_Wire):
+    """Record which claims of the draft the cited evidence supports."""
+
+    verdicts: list[ClaimVerdict] = Field(description="one verdict per claim")
+    unsupported_statements: list[str] = Field(
+        default_factory=list, description="factual statements of the answer that no claim covers and no chunk states"
+    )

@@ -1,0 +1,418 @@
+"""The Bedrock provider against a stubbed bedrock-runtime client: the real langchain-aws and botocore
+code builds and validates every Converse request, and parses every wire response."""
+
+from __future__ import annotations
+
+import pytest
+from bedrock_stub import MAIN, SMALL, StubbedBedrock, block_data, system_text, texts, tool_properties, tool_spec
+from botocore.exceptions import ClientError
+from insurance_agent import deadline
+from insurance_agent.errors import ModelOutputError, TransientError
+from insurance_agent.models.roles import (
+    Calculation,
+    CalculationOperand,
+    Claim,
+    ClarifyRequest,
+    ContextualizeRequest,
+    GenerateRequest,
+    GradeRequest,
+    GradeVerdict,
+    HistoryTurn,
+    Intent,
+    TriageRequest,
+    VerifyRequest,
+)
+from insurance_agent.models.turn import ClarifyOption
+from insurance_agent.policy.guards import check_draft
+from insurance_agent.policy.money import apply_calculations
+
+
+@pytest.fixture
+def bedrock():
+    stub = StubbedBedrock()
+    yield stub
+    stub.stubber.assert_no_pending_responses()
+
+
+def test_registered_as_bedrock_and_built_lazily(monkeypatch):
+    from insurance_agent.config import get_settings
+    from insurance_agent.roles.base import PROVIDERS, create_provider
+    from insurance_agent.roles.bedrock import BedrockProvider
+
+    assert PROVIDERS["bedrock"] == "insurance_agent.roles.bedrock:BedrockProvider"
+    monkeypatch.setenv("SMALL_MODEL_ID", SMALL)
+    get_settings.cache_clear()
+    try:
+        provider = create_provider("bedrock")
+        assert isinstance(provider, BedrockProvider) and provider.name == "bedrock" and provider.small == SMALL
+    finally:
+        get_settings.cache_clear()
+
+
+def test_runtime_client_has_the_configured_timeouts_and_no_botocore_retries(monkeypatch):
+    from insurance_agent.config import get_settings
+    from insurance_agent.roles.bedrock.client import runtime_client
+
+    monkeypatch.setenv("BEDROCK_REGION", "eu-west-1")
+    monkeypatch.setenv("MODEL_TIMEOUT_SECONDS", "12.5")
+    monkeypatch.setenv("MODEL_CONNECT_TIMEOUT_SECONDS", "3")
+    get_settings.cache_clear()
+    runtime_client.cache_clear()
+    try:
+        client = runtime_client()
+        assert client is runtime_client()  # once per process
+        assert client.meta.service_model.service_name == "bedrock-runtime"
+        assert client.meta.region_name == "eu-west-1"
+        assert client.meta.config.read_timeout == 12.5 and client.meta.config.connect_timeout == 3
+        assert client.meta.config.retries["total_max_attempts"] == 1
+    finally:
+        get_settings.cache_clear()
+        runtime_client.cache_clear()
+
+
+# -- one test per role -----------------------------------------------------------------------------
+
+
+def test_triage(bedrock):
+    bedrock.tool("TriageDecision", {"intent": "knowledge", "restricted": False, "frustration": False})
+    history = [HistoryTurn(message="سلام", reply="سلام! چه سؤالی دارید؟", language="fa")]
+    message = "What is the deductible of بیمه بدنه?"
+    result = bedrock.provider().triage(TriageRequest(message=message, history=history))
+
+    request = bedrock.last
+    assert request["modelId"] == SMALL
+    assert tool_spec(request)["name"] == "TriageDecision"
+    assert tool_properties(request) == {"intent", "restricted", "restricted_category", "frustration"}
+    assert request["toolConfig"]["toolChoice"] == {"tool": {"name": "TriageDecision"}}
+    assert block_data(request, "user_message") == message
+    assert block_data(request, "conversation")[0]["user"] == "سلام"
+    assert "claim_dispute" in system_text(request) and "cancellation" in system_text(request)
+    assert result.intent == Intent.KNOWLEDGE and not result.restricted and not result.frustration
+    # Language is decided by code: a mixed turn is answered in its dominant language.
+    assert result.language == "en" and result.mixed_language
+
+
+def test_triage_restricted_without_a_known_category_still_escalates(bedrock):
+    bedrock.tool(
+        "TriageDecision",
+        {"intent": "knowledge", "restricted": True, "restricted_category": "refund_fight", "frustration": True},
+    )
+    result = bedrock.provider().triage(TriageRequest(message="پولم را همین الان برگردانید"))
+    assert result.restricted and result.restricted_category == "unspecified" and result.frustration
+
+
+def test_contextualize_translates_into_the_corpus_language(bedrock):
+    bedrock.tool("StandaloneQuery", {"standalone_query": "  دوره انتظار زایمان برای همسر در بیمه درمان تکمیلی "})
+    history = [
+        HistoryTurn(
+            message="What is the maternity waiting period?", reply="…", language="en", query="دوره انتظار زایمان"
+        )
+    ]
+    request = ContextualizeRequest(
+        message="what about for my wife?", history=history, profile={"family": ["spouse"]}, language="en"
+    )
+    result = bedrock.provider().contextualize(request)
+
+    sent = bedrock.last
+    assert sent["modelId"] == SMALL
+    assert tool_spec(sent)["name"] == "StandaloneQuery" and tool_properties(sent) == {"standalone_query"}
+    assert block_data(sent, "user_message") == "what about for my wife?"
+    assert block_data(sent, "conversation")[0]["query"] == "دوره انتظار زایمان"
+    assert block_data(sent, "profile") == {"family": ["spouse"]}
+    assert "translate the query into Persian" in system_text(sent)
+    assert result.standalone_query == "دوره انتظار زایمان برای همسر در بیمه درمان تکمیلی"
+    assert result.scope == {}
+
+
+def test_contextualize_of_a_persian_turn_keeps_the_wording(bedrock):
+    bedrock.tool("StandaloneQuery", {"standalone_query": "حق بیمه بدنه خودرو"})
+    bedrock.provider().contextualize(ContextualizeRequest(message="حق بیمه‌اش چقدر است؟", language="fa"))
+    assert "already wrote in Persian" in system_text(bedrock.last)
+
+
+def test_grade(bedrock, body_chunk, third_party_chunk, health_chunk):
+    bedrock.tool(
+        "EvidenceGrade",
+        {
+            "verdict": "sufficient",
+            "chunks": [
+                {"chunk_id": "body-1", "relevant": True},
+                {"chunk_id": "tp-1", "relevant": False},
+                {"chunk_id": "made-up", "relevant": True},
+            ],
+        },
+    )
+    chunks = [body_chunk, third_party_chunk, health_chunk]
+    result = bedrock.provider().grade(GradeRequest(query="فرانشیز بیمه بدنه چقدر است؟", chunks=chunks))
+
+    sent = bedrock.last
+    assert sent["modelId"] == SMALL
+    assert tool_spec(sent)["name"] == "EvidenceGrade" and tool_properties(sent) == {"verdict", "chunks"}
+    evidence = block_data(sent, "evidence")
+    assert [row["chunk_id"] for row in evidence] == ["body-1", "tp-1", "health-1"]
+    assert evidence[0]["text"] == body_chunk.text and evidence[0]["product"] == "car_body"
+    assert block_data(sent, "query") == "فرانشیز بیمه بدنه چقدر است؟"
+    assert "prior knowledge about insurance is not evidence" in system_text(sent)
+    assert result.verdict == GradeVerdict.SUFFICIENT
+    # one judgement per retrieved chunk, in order; unknown ids dropped, missing ones not relevant
+    assert [(r.chunk_id, r.relevant) for r in result.relevance] == [
+        ("body-1", True),
+        ("tp-1", False),
+        ("health-1", False),
+    ]
+
+
+def test_grade_verdict_must_agree_with_its_judgements(bedrock, body_chunk, third_party_chunk):
+    provider = bedrock.provider()
+    chunks = [body_chunk, third_party_chunk]
+    bedrock.tool("EvidenceGrade", {"verdict": "sufficient", "chunks": [{"chunk_id": "body-1", "relevant": False}]})
+    assert provider.grade(GradeRequest(query="q", chunks=chunks)).verdict == GradeVerdict.INSUFFICIENT
+    bedrock.tool("EvidenceGrade", {"verdict": "ambiguous", "chunks": [{"chunk_id": "body-1", "relevant": True}]})
+    assert provider.grade(GradeRequest(query="q", chunks=chunks)).verdict == GradeVerdict.SUFFICIENT
+    bedrock.tool(
+        "EvidenceGrade",
+        {
+            "verdict": "ambiguous",
+            "chunks": [{"chunk_id": "body-1", "relevant": True}, {"chunk_id": "tp-1", "relevant": True}],
+        },
+    )
+    assert provider.grade(GradeRequest(query="q", chunks=chunks)).verdict == GradeVerdict.AMBIGUOUS
+
+
+def test_clarify(bedrock, body_chunk, third_party_chunk):
+    bedrock.tool("ClarifyingQuestion", {"question": "منظورتان کدام بیمه است؟"})
+    options = [
+        ClarifyOption(label="بیمه بدنه خودرو", file_id="f-body"),
+        ClarifyOption(label="بیمه شخص ثالث", file_id="f-tp"),
+    ]
+    request = ClarifyRequest(
+        query="حق بیمه چقدر است؟", message="حق بیمه چقدره؟", chunks=[body_chunk, third_party_chunk], options=options
+    )
+    result = bedrock.provider().clarify(request)
+
+    sent = bedrock.last
+    assert sent["modelId"] == MAIN
+    assert tool_spec(sent)["name"] == "ClarifyingQuestion" and tool_properties(sent) == {"question"}
+    assert block_data(sent, "options") == ["بیمه بدنه خودرو", "بیمه شخص ثالث"]
+    assert block_data(sent, "user_message") == "حق بیمه چقدره؟"
+    assert "به فارسی" in system_text(sent)  # the Persian variant of the prompt
+    # The options under the question are the grounded ones, numbered by code, never by the model.
+    assert result.question.splitlines() == ["منظورتان کدام بیمه است؟", "۱. بیمه بدنه خودرو", "۲. بیمه شخص ثالث"]
+
+
+def test_generate(bedrock, body_chunk, third_party_chunk):
+    sentence = "فرانشیز خسارت اول در بیمه بدنه ۱۰ درصد مبلغ خسارت است."
+    bedrock.tool(
+        "GroundedAnswer",
+        {
+            "answered": True,
+            "answer": sentence,
+            "claims": [{"text": sentence, "chunk_ids": ["body-1", "body-1"]}],
+            "confidence": 0.9,
+        },
+    )
+    message = "فرانشیز بیمه بدنه چقدره؟"
+    request = GenerateRequest(
+        route=Intent.KNOWLEDGE,
+        message=message,
+        query="فرانشیز بیمه بدنه چقدر است؟",
+        chunks=[body_chunk, third_party_chunk],
+        feedback=["an unsupported claim"],
+    )
+    result = bedrock.provider().generate(request)
+
+    sent = bedrock.last
+    assert sent["modelId"] == MAIN
+    assert tool_spec(sent)["name"] == "GroundedAnswer"
+    assert tool_properties(sent) == {"answered", "answer", "claims", "calculations", "confidence"}
+    assert [row["chunk_id"] for row in block_data(sent, "evidence")] == ["body-1", "tp-1"]
+    assert block_data(sent, "user_message") == message
+    assert block_data(sent, "previous_problems") == ["an unsupported claim"]
+    system = system_text(sent)
+    assert "prior knowledge about insurance, laws or prices is not evidence" in system
+    assert "cites the chunk_id" in system and "{{calc:<id>}}" in system and "answered to false" in system
+    assert "Write the answer in Persian" in system
+    assert result.answered and result.answer == sentence and result.confidence == 0.9
+    assert result.claims == [Claim(text=sentence, chunk_ids=["body-1"])] and result.citations == ["body-1"]
+    assert check_draft(result, [body_chunk, third_party_chunk]) == []
+
+
+def test_generate_requests_money_arithmetic_from_the_calculator(bedrock, health_chunk):
+    bedrock.tool(
+        "GroundedAnswer",
+        {
+            "answered": True,
+            "answer": "حق بیمه هر نفر ۱۲٬۵۰۰٬۰۰۰ ریال است؛ برای ۳ نفر: {{calc:total}}.",
+            "claims": [{"text": "حق بیمه هر نفر ۱۲٬۵۰۰٬۰۰۰ ریال است", "chunk_ids": ["health-1"]}],
+            "calculations": [
+                {
+                    "id": "total",
+                    "operation": "multiply",
+                    "operands": [
+                        {"value": "۱۲٬۵۰۰٬۰۰۰ ریال", "chunk_id": "health-1"},
+                        {"value": "۳", "chunk_id": "message"},
+                    ],
+                }
+            ],
+            "confidence": 0.8,
+        },
+    )
+    message = "حق بیمه درمان تکمیلی برای ۳ نفر چقدر می‌شود؟"
+    request = GenerateRequest(route=Intent.KNOWLEDGE, message=message, query=message, chunks=[health_chunk])
+    draft = bedrock.provider().generate(request)
+    assert draft.calculations[0].operation == "multiply" and draft.calculations[0].result is None
+
+    filled = apply_calculations(draft, [health_chunk], message, "fa")
+    assert filled.answer.endswith("برای ۳ نفر: ۳۷٬۵۰۰٬۰۰۰ ریال.")
+    assert check_draft(filled, [health_chunk], calculator_results=filled.calculations) == []
+
+
+def test_generate_for_small_talk_uses_the_main_model_and_never_returns_nothing(bedrock):
+    provider = bedrock.provider()
+    bedrock.tool("Reply", {"reply": "Hello! What would you like to know about insurance?"})
+    result = provider.generate(
+        GenerateRequest(route=Intent.CHITCHAT, message="hi there", query="hi there", language="en")
+    )
+    assert bedrock.last["modelId"] == MAIN and tool_spec(bedrock.last)["name"] == "Reply"
+    assert "English" in system_text(bedrock.last)
+    assert result.answered and result.answer.startswith("Hello!")
+
+    bedrock.text("")
+    refused = provider.generate(GenerateRequest(route=Intent.OUT_OF_SCOPE, message="؟", query="؟"))
+    assert refused.answered and "بیمه" in refused.answer
+
+
+def test_verify(bedrock, body_chunk):
+    claims = [
+        Claim(text="فرانشیز خسارت اول در بیمه بدنه ۱۰ درصد مبلغ خسارت است.", chunk_ids=["body-1"]),
+        Claim(text="بیمه بدنه زلزله را پوشش می‌دهد.", chunk_ids=["body-1"]),
+    ]
+    answer = " ".join(c.text for c in claims)
+    calculation = Calculation(
+        id="c1",
+        operation="percent_of",
+        result="۱٬۰۰۰٬۰۰۰ ریال",
+        amount="1000000",
+        currency="IRR",
+        operands=[CalculationOperand(value="۱۰ درصد", chunk_id="body-1")],
+    )
+    verdicts = {"verdicts": [{"claim": 1, "supported": True}, {"claim": 2, "supported": False}]}
+    provider = bedrock.provider()
+
+    bedrock.tool("ClaimCheck", verdicts)
+    strict = provider.verify(
+        VerifyRequest(answer=answer, claims=claims, chunks=[body_chunk], calculations=[calculation])
+    )
+    sent = bedrock.last
+    assert sent["modelId"] == SMALL
+    assert tool_spec(sent)["name"] == "ClaimCheck" and tool_properties(sent) == {"verdicts", "unsupported_statements"}
+    assert [c["claim"] for c in block_data(sent, "claims")] == [1, 2]
+    assert block_data(sent, "evidence")[0]["chunk_id"] == "body-1"
+    assert block_data(sent, "calculations")[0]["result"] == "۱٬۰۰۰٬۰۰۰ ریال"
+    assert not strict.grounded and strict.support == 0.5
+    assert strict.unsupported_claims == ["بیمه بدنه زلزله را پوشش می‌دهد."]
+
+    bedrock.tool("ClaimCheck", verdicts)
+    lenient = provider.verify(VerifyRequest(answer=answer, claims=claims, chunks=[body_chunk], min_support=0.5))
+    assert lenient.grounded and lenient.support == 0.5
+
+    bedrock.tool("ClaimCheck", {"verdicts": [{"claim": 1, "supported": True}], "unsupported_statements": ["x"]})
+    extra = provider.verify(VerifyRequest(answer=answer, claims=claims[:1], chunks=[body_chunk], min_support=0.5))
+    assert not extra.grounded and extra.unsupported_claims == ["x"]
+
+
+# -- failure modes -----------------------------------------------------------------------------------
+
+
+def test_malformed_tool_output_gets_one_correction(bedrock):
+    bedrock.tool("TriageDecision", {"intent": "weather", "restricted": "maybe"})
+    bedrock.tool("TriageDecision", {"intent": "out_of_scope", "restricted": False, "frustration": False})
+    result = bedrock.provider().triage(TriageRequest(message="Will it rain tomorrow?"))
+    assert result.intent == Intent.OUT_OF_SCOPE
+
+    first, second = bedrock.requests
+    assert len(second["messages"]) == len(first["messages"]) + 2
+    tool_use = second["messages"][-2]["content"][-1]["toolUse"]
+    tool_result = second["messages"][-1]["content"][0]["toolResult"]
+    assert tool_use["input"]["intent"] == "weather"
+    assert tool_result["toolUseId"] == tool_use["toolUseId"] and tool_result["status"] == "error"
+    assert "intent" in texts(second) and "Call TriageDecision again" in texts(second)
+
+
+def test_malformed_twice_is_a_model_output_error(bedrock, body_chunk):
+    bedrock.tool("GroundedAnswer", {"answered": True, "answer": "x", "confidence": 7})
+    bedrock.tool("GroundedAnswer", {"answered": "yes", "confidence": -1})
+    request = GenerateRequest(route=Intent.KNOWLEDGE, message="q", query="q", chunks=[body_chunk])
+    with pytest.raises(ModelOutputError):
+        bedrock.provider().generate(request)
+    assert len(bedrock.requests) == 2
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [("I'm sorry, I can't help with that.", "end_turn"), ("", "end_turn"), ("blocked", "guardrail_intervened")],
+    ids=["prose-refusal", "empty", "guardrail"],
+)
+def test_refused_or_empty_answer(bedrock, body_chunk, reply):
+    provider = bedrock.provider()
+    bedrock.text(*reply)
+    request = GenerateRequest(route=Intent.KNOWLEDGE, message="q", query="q", chunks=[body_chunk])
+    result = provider.generate(request)
+    assert not result.answered and result.answer == "" and result.confidence == 0.0  # -> escalates
+    assert len(bedrock.requests) == 1  # a refusal is not corrected
+
+    bedrock.text(*reply)
+    with pytest.raises(ModelOutputError):
+        provider.grade(GradeRequest(query="q", chunks=[body_chunk]))
+
+
+def test_generate_that_says_the_evidence_does_not_answer(bedrock, body_chunk):
+    bedrock.tool("GroundedAnswer", {"answered": False, "answer": "", "claims": [], "confidence": 0.1})
+    request = GenerateRequest(route=Intent.KNOWLEDGE, message="q", query="q", chunks=[body_chunk])
+    assert not bedrock.provider().generate(request).answered
+
+
+def test_throttling_until_the_attempts_run_out_is_a_transient_error(bedrock):
+    for _ in range(3):
+        bedrock.error("ThrottlingException", 429)
+    with pytest.raises(TransientError) as raised:
+        bedrock.provider(max_attempts=3).triage(TriageRequest(message="سلام"))
+    assert type(raised.value).__name__ == "TransientError"  # the errorType the ASL's Retry matches
+    assert len(bedrock.requests) == 3
+    assert len(bedrock.sleeps) == 2 and all(0 <= pause <= 8 for pause in bedrock.sleeps)
+
+
+def test_one_throttle_then_success(bedrock):
+    bedrock.error("ThrottlingException", 429)
+    bedrock.tool("TriageDecision", {"intent": "chitchat", "restricted": False, "frustration": False})
+    result = bedrock.provider().triage(TriageRequest(message="سلام"))
+    assert result.intent == Intent.CHITCHAT
+    assert len(bedrock.requests) == 2 and len(bedrock.sleeps) == 1
+
+
+def test_server_errors_are_retried_and_client_errors_are_not(bedrock):
+    provider = bedrock.provider()
+    bedrock.error("ServiceUnavailableException", 503, "busy")
+    bedrock.tool("StandaloneQuery", {"standalone_query": "فرانشیز بدنه"})
+    assert provider.contextualize(ContextualizeRequest(message="deductible?", language="en")).standalone_query
+
+    bedrock.error("ValidationException", 400, "The provided model identifier is invalid.")
+    with pytest.raises(ClientError):
+        provider.contextualize(ContextualizeRequest(message="deductible?", language="en"))
+    assert len(bedrock.requests) == 3 and len(bedrock.sleeps) == 1
+
+
+def test_no_retry_without_time_left_in_the_invocation(bedrock):
+    class Context:
+        @staticmethod
+        def get_remaining_time_in_millis():
+            return 5_000  # less than one more attempt at the configured timeouts
+
+    bedrock.error("ThrottlingException", 429)
+    token = deadline.start(Context())
+    try:
+        with pytest.raises(TransientError, match="no time left"):
+            bedrock.provider(max_attempts=3).triage(TriageRequest(message="سلام"))
+    finally:
+        deadline.end(token)
+    assert len(bedrock.requests) == 1 and bedrock.sleeps == []
