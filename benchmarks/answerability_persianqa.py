@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     ingest_seconds = time.perf_counter() - started
 
     rows = []
-    with LocalStack(home, fast_retries=True, persist=False) as stack:
+    with LocalStack(home, parameters={"TopicScope": "corpus"}, fast_retries=True, persist=False) as stack:
         for kind, items in (("answerable", answerable), ("impossible", impossible)):
             for file_id, qa in items:
                 reply, stored = ask(stack, qa["question"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +28,14 @@ def node_handler(name: str, run: NodeRun) -> Callable[[dict[str, Any], LambdaCon
         finally:
             deadline.end(token)
 
+    def entry(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        try:
+            return handler(event, context)
+        finally:
+            if os.environ.get("POWERTOOLS_METRICS_DISABLED", "").lower() == "true":
+                # Powertools keeps unflushed metrics when disabled; a long-lived local stack must not.
+                metrics.clear_metrics()
+
     def _run(event: dict[str, Any]) -> dict[str, Any]:
         state = TurnState.model_validate(event)
         raw = state.input if isinstance(state.input, dict) else {}
@@ -42,4 +51,4 @@ def node_handler(name: str, run: NodeRun) -> Callable[[dict[str, Any], LambdaCon
         logger.info("node done", extra={"route": result.route, "counters": result.counters.model_dump()})
         return result.dump() | {"execution_id": event.get("execution_id", "")}
 
-    return handler
+    return entry
