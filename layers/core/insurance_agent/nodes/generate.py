@@ -11,10 +11,12 @@ from __future__ import annotations
 from insurance_agent.models.roles import GenerateRequest, Intent
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import Status, TurnReply
+from insurance_agent.nodes import messages
 from insurance_agent.nodes.common import chunks_of, parts, save, with_trace
 from insurance_agent.policy.guards import check_draft
 from insurance_agent.policy.money import apply_calculations
 from insurance_agent.roles.base import get_provider
+from insurance_agent.text import numbers_in
 
 _NO_RETRIEVAL = (Intent.CHITCHAT, Intent.OUT_OF_SCOPE)
 
@@ -28,8 +30,12 @@ def run(state: TurnState) -> TurnState:
             GenerateRequest(route=route, message=turn.message, query=turn.message, language=state.language)
         )
         state.counters.llm_calls += 1
+        message = result.answer
+        if numbers_in(message) or not message.strip():
+            # Small talk has no evidence, so it may state no figure (a premium, a limit) at all.
+            message = messages.small_talk(route.value, state.language)
         state.generate.answered, state.generate.confidence = True, 1.0
-        state.reply = with_trace(state, TurnReply(status=Status.ANSWER, message=result.answer))
+        state.reply = with_trace(state, TurnReply(status=Status.ANSWER, message=message))
         return state
 
     stored = parts(state)

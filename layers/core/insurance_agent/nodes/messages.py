@@ -57,3 +57,21 @@ def refusal(code: RefusalCode, language: str) -> str:
 def escalation(reason: EscalationReason, language: str) -> str:
     fa, en = _ESCALATIONS.get(reason, (_HANDOFF_FA, _HANDOFF_EN))
     return en if language == "en" else fa
+
+
+_SMALL_TALK = {
+    "chitchat": (
+        "سلام! من دستیار پاسخ‌گویی به پرسش‌های بیمه هستم. درباره پوشش‌ها، حق بیمه یا خسارت بپرسید.",
+        "Hello! I answer questions about insurance: coverage, premiums and claims.",
+    ),
+    "out_of_scope": (
+        "متأسفم، من فقط به پرسش‌های مربوط به بیمه پاسخ می‌دهم.",
+        "Sorry, I can only help with questions about insurance.",
+    ),
+}
+
+
+def small_talk(route: str, language: str) -> str:
+    """The fixed reply used when a generated small-talk reply is not safe to show."""
+    fa, en = _SMALL_TALK.get(route, _SMALL_TALK["out_of_scope"])
+    return en if language == "en" else fa
