@@ -32,6 +32,7 @@ from insurance_agent.retrieval.embeddings import (
     sparse_encoder,
     vector_config,
 )
+from insurance_agent.secrets import resolve
 
 UPSERT_BATCH = 32
 _POINT_NAMESPACE = uuid.UUID("6f1d7a52-3c0e-5b8e-9a51-2f0c4f6d8e21")
@@ -47,7 +48,8 @@ def get_client() -> QdrantClient:
     if s.qdrant_url:
         # No background version probe: a Lambda container is frozen between invocations, and the
         # probe's thread only ever logs a warning.
-        return QdrantClient(url=s.qdrant_url, api_key=s.qdrant_api_key, timeout=10, check_compatibility=False)
+        api_key = s.qdrant_api_key or resolve("AGENT_QDRANT_API_KEY", "AGENT_QDRANT_API_KEY_SECRET")
+        return QdrantClient(url=s.qdrant_url, api_key=api_key, timeout=10, check_compatibility=False)
     if not s.qdrant_path:
         raise ConfigurationError("set AGENT_QDRANT_URL or AGENT_QDRANT_PATH")
     Path(s.qdrant_path).mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from insurance_agent.config import get_settings
 from insurance_agent.errors import AgentError, ConfigurationError, TransientError
 from insurance_agent.models.chunks import RetrievedChunk
+from insurance_agent.secrets import resolve
 from insurance_agent.store import dynamo
 
 
@@ -124,8 +125,9 @@ class HttpAccountsSource:
         self.http = urllib3.PoolManager(retries=retry, timeout=urllib3.Timeout(connect=timeout, read=timeout))
 
     def policies(self, tenant_id: str, user_id: str) -> list[PolicyRecord]:
-        import urllib3
         from urllib.parse import quote
+
+        import urllib3
 
         url = f"{self.base_url}/tenants/{quote(tenant_id, safe='')}/users/{quote(user_id, safe='')}/policies"
         try:
@@ -161,7 +163,8 @@ def get_accounts_source() -> AccountsSource:
     if settings.source == "http":
         if not settings.api_url:
             raise ConfigurationError("ACCOUNTS_SOURCE=http needs ACCOUNTS_API_URL")
-        return HttpAccountsSource(settings.api_url, token=settings.api_token, timeout=settings.timeout_seconds)
+        token = settings.api_token or resolve("ACCOUNTS_API_TOKEN", "ACCOUNTS_API_TOKEN_SECRET")
+        return HttpAccountsSource(settings.api_url, token=token, timeout=settings.timeout_seconds)
     if settings.source != "dynamodb":
         raise ConfigurationError(f"unknown accounts source {settings.source!r}")
     return DynamoAccountsSource()
