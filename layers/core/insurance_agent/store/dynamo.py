@@ -51,6 +51,14 @@ def raise_typed(error: Exception) -> None:
     raise error
 
 
+def get_item(table_name: str, key: dict[str, Any]) -> dict[str, Any] | None:
+    """A strongly consistent read of one item; throttling and outages surface as TransientError."""
+    try:
+        return table(table_name).get_item(Key=key, ConsistentRead=True).get("Item")
+    except Exception as error:  # noqa: BLE001 - re-raised typed
+        raise_typed(error)
+
+
 def now() -> int:
     return int(time.time())
 

@@ -33,12 +33,7 @@ def _key(tenant_id: str, user_id: str) -> dict:
 
 
 def get_profile(tenant_id: str, user_id: str) -> Profile:
-    try:
-        item = dynamo.table(get_settings().tables.profiles).get_item(
-            Key=_key(tenant_id, user_id), ConsistentRead=True
-        ).get("Item")
-    except Exception as error:  # noqa: BLE001 - re-raised typed
-        dynamo.raise_typed(error)
+    item = dynamo.get_item(get_settings().tables.profiles, _key(tenant_id, user_id))
     if not item:
         return Profile()
     return Profile(

@@ -65,12 +65,7 @@ def _from_item(item: dict) -> ThreadRecord:
 
 
 def get_thread(thread_id: str) -> ThreadRecord | None:
-    try:
-        item = dynamo.table(get_settings().tables.threads).get_item(
-            Key={"thread_id": thread_id}, ConsistentRead=True
-        ).get("Item")
-    except Exception as error:  # noqa: BLE001 - re-raised typed
-        dynamo.raise_typed(error)
+    item = dynamo.get_item(get_settings().tables.threads, {"thread_id": thread_id})
     return _from_item(item) if item else None
 
 

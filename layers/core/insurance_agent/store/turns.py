@@ -50,12 +50,7 @@ def put_parts(turn_id: str, thread_id: str, **parts: Any) -> None:
 
 def get_parts(turn_id: str, thread_id: str) -> dict[str, Any]:
     """All stored parts of a live turn (expired items are treated as absent)."""
-    try:
-        item = dynamo.table(get_settings().tables.turns).get_item(
-            Key={"turn_id": turn_id}, ConsistentRead=True
-        ).get("Item")
-    except Exception as error:  # noqa: BLE001 - re-raised typed
-        dynamo.raise_typed(error)
+    item = dynamo.get_item(get_settings().tables.turns, {"turn_id": turn_id})
     if not item or item.get("thread_id") != thread_id or int(item.get("expires_at", 0)) <= dynamo.now():
         return {}
     return {name: json.loads(item[name]) for name in PARTS if name in item}
