@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -62,14 +63,26 @@ def read_snapshot(path: Path, key_schemas: dict[str, list[str]]) -> dict[str, li
                 raise fail(f"{where} is a {type(item).__name__}, expected an object")
             for name, value in item.items():
                 try:
-                    _deserializer.deserialize(value)
-                except (TypeError, ValueError, AttributeError, KeyError):
+                    _check_numbers(_deserializer.deserialize(value))
+                except (TypeError, ValueError, AttributeError, KeyError, ArithmeticError):
                     raise fail(f"attribute {name!r} of {where} is not a typed DynamoDB value "
                                f"(expected e.g. {{\"S\": \"text\"}} or {{\"N\": \"1\"}})") from None
             missing = [key for key in key_schemas[table] if key not in item]
             if missing:
                 raise fail(f"{where} lacks its key attribute(s) {', '.join(missing)}")
     return data
+
+
+def _check_numbers(value: Any) -> None:
+    """boto3 reads a malformed number ({"N": "three"}) as NaN without complaint; DynamoDB would refuse it."""
+    if isinstance(value, Decimal) and not value.is_finite():
+        raise ValueError("not a number")
+    if isinstance(value, dict):
+        for inner in value.values():
+            _check_numbers(inner)
+    elif isinstance(value, (list, set)):
+        for inner in value:
+            _check_numbers(inner)
 
 
 def write_snapshot(path: Path, dump: dict[str, list[dict[str, Any]]]) -> None:
