@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import re
+import socket
 import sys
 import threading
 import urllib.request
@@ -66,6 +67,18 @@ class StackError(RuntimeError):
 
 class PortInUseError(StackError):
     """The requested port is taken by another process."""
+
+
+def _check_port(port: int) -> None:
+    """Fail with PortInUseError before werkzeug, which prints its own note and exits on a taken port."""
+    if port == 0:
+        return
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as werkzeug binds
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as error:
+            raise PortInUseError(f"cannot listen on 127.0.0.1:{port}: {error.strerror.lower()}") from None
 
 
 def client_config() -> Config:
@@ -150,11 +163,12 @@ class LocalStack:
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 
         app = _StackApp(DomainDispatcherApplication(create_backend_app), self)
+        _check_port(self.requested_port)
         try:
             self.server = make_server("127.0.0.1", self.requested_port, app, threaded=True,
                                       request_handler=MotoRequestHandler)
-        except OSError as error:
-            raise PortInUseError(f"cannot listen on 127.0.0.1:{self.requested_port}: {error.strerror}") from None
+        except (OSError, SystemExit):  # werkzeug exits on a port taken since the check
+            raise PortInUseError(f"cannot listen on 127.0.0.1:{self.requested_port}: address already in use") from None
         self.port = self.server.server_address[1]
         self._server_thread = threading.Thread(target=self.server.serve_forever, name="local-stack", daemon=True)
         self._server_thread.start()
