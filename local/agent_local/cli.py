@@ -175,6 +175,9 @@ def _open(args: argparse.Namespace, command: str, *, stack: bool, port: int = 0,
             local.routes[API_PREFIX] = ApiApp(local)
             route.publish({"endpoint_url": local.endpoint, "state_machine_arn": local.state_machine_arn})
             yield Backend(stack=local)
+        except KeyboardInterrupt:
+            _note("stopping: saving the tables (a turn in progress finishes first) ...")
+            raise
         finally:
             route.publish({})
             local.stop()
