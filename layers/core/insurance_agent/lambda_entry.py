@@ -8,7 +8,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from insurance_agent import deadline
+from insurance_agent import deadline, invocations
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import ID_PATTERN
 from insurance_agent.observability import logger, metrics, tracer
@@ -29,10 +29,11 @@ def node_handler(
     @tracer.capture_lambda_handler(capture_response=False)
     @logger.inject_lambda_context(clear_state=True)
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        token = deadline.start(context)
+        token, counted = deadline.start(context), invocations.start()
         try:
             return _run(event)
         finally:
+            invocations.end(counted)
             deadline.end(token)
 
     def entry(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
@@ -57,6 +58,7 @@ def node_handler(
         tracer.put_annotation("node", name)
         state.trace.path.append(name)
         result = run(state)
+        result.model_invocations += invocations.total()
         logger.info("node done", extra={"route": result.route, "counters": result.counters.model_dump()})
         return result.dump() | ({"execution": {"id": execution}} if execution else {})
 
