@@ -16,13 +16,16 @@ class OperationError(ValueError):
 
 def search(queries: list[str], tenant: str, roles: list[str], domain: str | None = None,
            k: int | None = None) -> dict[str, Any]:
-    from insurance_agent.errors import InvalidInputError
+    from insurance_agent.errors import ConfigurationError, InvalidInputError
     from insurance_agent.retrieval.search import search as run_search
 
     results = []
     for query in queries:
         try:
             hits = run_search(query, tenant_id=tenant, roles=roles, domain=domain, k=k)
+        except ConfigurationError as error:
+            # No index is not "no hits": the whole command stops and says so.
+            raise OperationError(str(error)) from None
         except InvalidInputError as error:
             results.append({"query": query, "error": str(error)})
             continue
@@ -42,7 +45,8 @@ def ingest(tenant: str, directory: str | None = None, reset: bool = False, delet
         raise OperationError(f"not a folder: {directory}")
     report = ingest_directory(Path(directory), tenant, reset=reset, progress=progress)
     return {"files": report.files, "chunks": report.chunks, "seconds": report.seconds,
-            "skipped": [{"path": str(s.path), "reason": s.reason} for s in report.skipped]}
+            "skipped": [{"path": str(s.path), "reason": s.reason} for s in report.skipped],
+            "warnings": [{"path": str(w.path), "detail": w.detail} for w in getattr(report, "warnings", [])]}
 
 
 def load_accounts(records: list[dict[str, Any]]) -> dict[str, Any]:

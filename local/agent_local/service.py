@@ -114,6 +114,10 @@ class Service:
                 detail = json.loads(error.read()).get("error", "")
             except (ValueError, AttributeError):
                 detail = ""
+            if error.code == 400 and detail:
+                from agent_local.operations import OperationError
+
+                raise OperationError(detail) from None  # bad input: the same message as in-process
             raise ServiceError(f"the local stack {self.describe()} answered {error.code}: {detail or error.reason}") from None
         except (urllib.error.URLError, OSError) as error:
             reason = getattr(error, "reason", error)
