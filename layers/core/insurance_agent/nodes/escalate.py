@@ -25,6 +25,8 @@ from insurance_agent.store import threads, turns
 from insurance_agent.store.threads import TurnEntry
 
 SUMMARY_CHARS = 900
+# Lambda errorTypes (class names) of deployment mistakes.
+CONFIGURATION_ERRORS = ("ConfigurationError", "IndexMissingError")
 TOP_CHUNKS = 5
 
 
@@ -51,7 +53,11 @@ def _reason(state: TurnState) -> EscalationReason:
 def run(state: TurnState) -> TurnState:
     reason = _reason(state)
     if state.error:
-        logger.error("node failed; escalating", extra={"error_type": state.error.get("type") or state.error.get("Error")})
+        error_type = state.error.get("type") or state.error.get("Error")
+        logger.error("node failed; escalating", extra={"error_type": error_type})
+        if error_type in CONFIGURATION_ERRORS:
+            # A deployment mistake (e.g. no chunk collection), not a miss: its own metric and alarm.
+            metrics.add_metric(name="ConfigurationError", unit="Count", value=1)
     owner = None
     if state.turn is None:
         # load_memory itself failed: the input is the raw execution input plus the caught error.
