@@ -10,13 +10,20 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from insurance_agent import deadline, invocations
 from insurance_agent.models.state import TurnState
+from insurance_agent.models.turn import ID_PATTERN
 from insurance_agent.observability import logger, metrics, tracer
 
 NodeRun = Callable[[TurnState], TurnState]
 
 
-def node_handler(name: str, run: NodeRun) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
-    """Build the Lambda handler of node `name` (the ASL state name, recorded in the trace path)."""
+def node_handler(
+    name: str, run: NodeRun, *, raw_input: bool = False
+) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
+    """Build the Lambda handler of node `name` (the ASL state name, recorded in the trace path).
+
+    `raw_input`: the event is the execution input as the backend sent it (the graph's first state),
+    not an execution state; it may be anything JSON can hold.
+    """
 
     @metrics.log_metrics
     @tracer.capture_lambda_handler(capture_response=False)
@@ -38,19 +45,32 @@ def node_handler(name: str, run: NodeRun) -> Callable[[dict[str, Any], LambdaCon
                 metrics.clear_metrics()
 
     def _run(event: dict[str, Any]) -> dict[str, Any]:
-        state = TurnState.model_validate(event)
-        raw = state.input if isinstance(state.input, dict) else {}
+        state = TurnState(input=event) if raw_input else TurnState.model_validate(event)
+        ids = state.turn.model_dump() if state.turn else state.input if isinstance(state.input, dict) else {}
+        execution = _execution_id(event) if not raw_input else ""
+        # Only well-formed ids go into log keys: raw input may hold control or bidi characters.
         logger.append_keys(
             node=name,
-            thread_id=str(raw.get("thread_id", ""))[:128],
-            turn_id=str(raw.get("turn_id", ""))[:128],
-            execution=event.get("execution_id", ""),
+            thread_id=_log_id(ids.get("thread_id")),
+            turn_id=_log_id(ids.get("turn_id")),
+            execution=execution,
         )
         tracer.put_annotation("node", name)
         state.trace.path.append(name)
         result = run(state)
         result.model_invocations += invocations.total()
         logger.info("node done", extra={"route": result.route, "counters": result.counters.model_dump()})
-        return result.dump() | {"execution_id": event.get("execution_id", "")}
+        return result.dump() | ({"execution": {"id": execution}} if execution else {})
 
     return entry
+
+
+def _execution_id(event: Any) -> str:
+    """The execution id that the ASL's StampExecution state put into the state (`$.execution.id`)."""
+    execution = event.get("execution") if isinstance(event, dict) else None
+    value = execution.get("id", "") if isinstance(execution, dict) else ""
+    return value if isinstance(value, str) else ""
+
+
+def _log_id(value: Any) -> str:
+    return value if isinstance(value, str) and ID_PATTERN.match(value) else ""

@@ -114,6 +114,17 @@ def collection_exists() -> bool:
     return exists
 
 
+def tenant_has_chunks(tenant_id: str) -> bool:
+    """Whether any chunk of the tenant exists (any audience): tells "no match" from "no corpus"."""
+    require_tenant(tenant_id)
+    with qdrant_errors():
+        points, _ = get_client().scroll(
+            get_settings().retrieval.collection, scroll_filter=models.Filter(must=[_match("tenant_id", tenant_id)]),
+            limit=1, with_payload=False, with_vectors=False,
+        )
+    return bool(points)
+
+
 def ensure_collection() -> None:
     """Create the collection if missing; refuse an existing one whose vectors do not fit the models."""
     name = get_settings().retrieval.collection
