@@ -92,9 +92,6 @@ def run(state: TurnState) -> TurnState:
             status=Status.REFUSED, message=messages.refusal(RefusalCode.THREAD_NOT_OWNED, state.language),
             error=RefusalCode.THREAD_NOT_OWNED))
         return state
-    metrics.add_metric(name=f"Escalation_{reason.value}", unit="Count", value=1)
-    metrics.add_metric(name="TurnEscalated", unit="Count", value=1)
-    metrics.add_metric(name="TurnCompleted", unit="Count", value=1)
     metrics.add_metric(name="LlmCallsPerTurn", unit="Count", value=state.counters.llm_calls)
     state.reply = reply
     return state

@@ -10,13 +10,12 @@ from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import RefusalCode, Status, TurnInput, TurnReply
 from insurance_agent.nodes import messages
 from insurance_agent.nodes.common import save, with_trace
-from insurance_agent.observability import logger, metrics
+from insurance_agent.observability import logger
 from insurance_agent.store import profiles, threads, turns
 from insurance_agent.text import turn_language
 
 
 def _refuse(state: TurnState, code: RefusalCode) -> TurnState:
-    metrics.add_metric(name=f"Refused_{code.value}", unit="Count", value=1)
     state.reply = with_trace(
         state,
         TurnReply(status=Status.REFUSED, message=messages.refusal(code, state.language), error=code),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from insurance_agent.models.roles import HistoryTurn, Intent, TriageRequest
 from insurance_agent.models.state import TurnState
 from insurance_agent.nodes.common import parts
-from insurance_agent.observability import metrics
+from insurance_agent.observability import emit
 from insurance_agent.policy.clarification import pick_option
 from insurance_agent.policy.escalation import load_policy
 from insurance_agent.policy.frustration import is_frustrated
@@ -42,5 +42,5 @@ def run(state: TurnState) -> TurnState:
     state.triage.restricted_category = category
     previous = [h.message for h in history[-3:]]
     state.triage.frustration = result.frustration or is_frustrated(turn.message, previous)
-    metrics.add_metric(name=f"Intent_{state.route}", unit="Count", value=1)
+    emit("Routes", Route=state.route or "none")
     return state
