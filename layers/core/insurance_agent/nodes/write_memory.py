@@ -10,7 +10,7 @@ from insurance_agent.nodes import messages
 from insurance_agent.nodes.common import parts, save, with_trace
 from insurance_agent.observability import metrics
 from insurance_agent.policy.memory import extract_facts
-from insurance_agent.store import profiles, threads
+from insurance_agent.store import profiles, threads, turns
 from insurance_agent.store.threads import TurnEntry
 
 
@@ -43,6 +43,8 @@ def run(state: TurnState) -> TurnState:
         code = RefusalCode.THREAD_HANDED_OFF if isinstance(error, ThreadHandedOffError) else RefusalCode.THREAD_NOT_OWNED
         state.reply = with_trace(state, TurnReply(status=Status.REFUSED, message=messages.refusal(code, state.language), error=code))
         return state
+
+    turns.mark_committed(turn.turn_id, turn.thread_id)
 
     if reply.status == Status.ANSWER and state.route in ("knowledge", "account"):
         profiles.remember(turn.tenant_id, turn.user_id, turn.turn_id, extract_facts(turn.message), reply.language)
