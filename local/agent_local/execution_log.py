@@ -34,7 +34,8 @@ _DETAILS_SUFFIX = "EventDetails"
 _NOT_TEXT_KEYS = {
     "thread_id", "turn_id", "user_id", "tenant_id", "execution_id", "chunk_id", "file_id", "domain", "product",
     "roles", "status", "reason", "route", "error", "language", "locale", "grade", "name", "resource", "roleArn",
-    "type", "Error", "errorType", "intent", "kind", "audience", "path", "title",
+    "type", "Error", "errorType", "intent", "kind", "audience", "path", "title", "id", "execution_arn",
+    "stateMachineArn", "executionArn",
 }
 # A clause ends at sentence punctuation followed by space; a phone or card number never spans one.
 _CLAUSE_SPLIT = re.compile(r"(?<=[.!?؟؛;،,\n])\s+")
