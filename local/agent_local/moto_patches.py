@@ -8,11 +8,15 @@
 3. Optionally, Retry intervals do not really sleep (tests).
 4. Each definition is parsed once, not once per execution: moto's pure-Python ANTLR parser and
    preprocessor cost far more than running a refused turn.
+
+Listeners registered with `on_execution_done` receive each finished execution's history (the
+local stack turns it into CloudWatch-shaped log events).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import traceback
@@ -24,6 +28,8 @@ from typing import Any
 Handler = Callable[[Any, Any], Any]
 
 _handlers: dict[str, Handler] = {}
+_listeners: list[Callable[[str, list[dict[str, Any]]], None]] = []
+_TERMINAL_EVENTS = ("ExecutionSucceeded", "ExecutionFailed", "ExecutionTimedOut", "ExecutionAborted")
 _lock = threading.Lock()
 _applied = False
 MAX_SYNC_SECONDS = 300
@@ -35,6 +41,33 @@ def register_handler(function_name: str, handler: Handler) -> None:
 
 def handlers() -> dict[str, Handler]:
     return _handlers
+
+
+def on_execution_done(listener: Callable[[str, list[dict[str, Any]]], None]) -> None:
+    """Call `listener(execution_arn, history_events)` after every StartSyncExecution (once per listener)."""
+    if listener not in _listeners:
+        _listeners.append(listener)
+
+
+def remove_execution_listener(listener: Callable[[str, list[dict[str, Any]]], None]) -> None:
+    if listener in _listeners:
+        _listeners.remove(listener)
+
+
+def _notify(execution: Any) -> None:
+    if not _listeners:
+        return
+    # The terminal event is recorded just after the status flips: wait for it briefly.
+    deadline = time.monotonic() + 2
+    events = execution.to_history_output()["events"]
+    while (not events or events[-1]["type"] not in _TERMINAL_EVENTS) and time.monotonic() < deadline:
+        time.sleep(0.005)
+        events = execution.to_history_output()["events"]
+    for listener in list(_listeners):
+        try:
+            listener(execution.execution_arn, events)
+        except Exception:  # noqa: BLE001 - a broken log sink must never fail the turn
+            logging.getLogger(__name__).exception("execution listener failed")
 
 
 def _context(function_name: str) -> SimpleNamespace:
@@ -110,6 +143,7 @@ def _start_sync_execution(self):  # noqa: ANN001 - moto response method
         response["error"] = str(execution.error)
     if execution.cause is not None:
         response["cause"] = str(execution.cause)
+    _notify(execution)
     return ActionResult(response)
 
 

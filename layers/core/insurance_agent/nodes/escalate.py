@@ -118,9 +118,6 @@ def run(state: TurnState) -> TurnState:
             error=RefusalCode.THREAD_NOT_OWNED))
         return state
     turns.mark_committed(turn.turn_id, turn.thread_id)
-    metrics.add_metric(name=f"Escalation_{reason.value}", unit="Count", value=1)
-    metrics.add_metric(name="TurnEscalated", unit="Count", value=1)
-    metrics.add_metric(name="TurnCompleted", unit="Count", value=1)
     metrics.add_metric(name="LlmCallsPerTurn", unit="Count", value=state.counters.llm_calls)
     state.reply = reply
     return state

@@ -48,7 +48,6 @@ def run(state: TurnState) -> TurnState:
 
     if reply.status == Status.ANSWER and state.route in ("knowledge", "account"):
         profiles.remember(turn.tenant_id, turn.user_id, turn.turn_id, extract_facts(turn.message), reply.language)
-    metrics.add_metric(name="TurnCompleted", unit="Count", value=1)
     metrics.add_metric(name="LlmCallsPerTurn", unit="Count", value=state.counters.llm_calls)
     metrics.add_metric(name="RetrievalRounds", unit="Count", value=state.counters.retrieval_rounds)
     state.reply = reply

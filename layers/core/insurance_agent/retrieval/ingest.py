@@ -35,10 +35,17 @@ class SkippedFile(BaseModel):
     detail: str = ""
 
 
+class IngestWarning(BaseModel):
+    path: str
+    detail: str
+
+
 class IngestReport(BaseModel):
     files: int = 0
     chunks: int = 0
     skipped: list[SkippedFile] = Field(default_factory=list)
+    # Ingested files with something ignored (e.g. an unknown front-matter key).
+    warnings: list[IngestWarning] = Field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -62,6 +69,9 @@ class _Writer:
             self.skip(label, DUPLICATE_FILE_ID, f"{doc.file_id!r} is already used by {self._seen[doc.file_id]}")
             return
         self._seen[doc.file_id] = label
+        if doc.ignored_keys:
+            keys = ", ".join(doc.ignored_keys)
+            self.report.warnings.append(IngestWarning(path=label, detail=f"ignored front-matter keys: {keys}"))
         chunks = chunk_document(doc, self.tenant_id)
         if not chunks:
             self.skip(label, NO_CHUNKS, "only headings or markup")
