@@ -260,6 +260,8 @@ def test_task_timeout_of_the_state_machine_escalates(conversation, stack, lambda
         time.sleep(2)  # let the abandoned invocation finish before restoring the handler
         moto_patches.register_handler(name, original)
     assert _is_system_error(reply)
+    events = stack.history(chat.responses[-1]["executionArn"])
+    assert [e["type"] for e in events].count("LambdaFunctionTimedOut") == 1  # States.Timeout is not retried
     assert "SetSystemError" in states_entered(stack, chat.responses[-1])
     _assert_handed_off_once(chat, reply)
 
