@@ -105,3 +105,22 @@ def test_the_request_is_not_mutated():
     before = request.model_dump()
     contextualize(request)
     assert request.model_dump() == before
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "شخص ثالث رو فسخ کنید",  # names an option, but asks for something else (a cancellation)
+        "فرانشیز بیمه درمان تکمیلی چقدر است؟",  # a different question about one option's product
+        "How do I cancel the third-party one?",
+    ],
+)
+def test_a_different_message_after_a_clarifying_question_is_not_a_pick(message):
+    assert pick_option(message, OPTIONS) is None
+    assert run(message, [CLARIFY_TURN]).scope == {}
+
+
+def test_a_pending_clarification_does_not_swallow_a_new_question():
+    # the new question is its own query, not the clarified one
+    result = run("فرانشیز بیمه درمان تکمیلی چقدر است؟", [CLARIFY_TURN])
+    assert result.standalone_query.startswith("فرانشیز بیمه درمان تکمیلی")
