@@ -60,6 +60,10 @@ class ContextualizeRequest(BaseModel):
     profile: dict = Field(default_factory=dict)
     language: Literal["fa", "en"] = "fa"
     mixed_language: bool = False
+    # Retrieval rounds already run this turn: from 1 on, `previous_query` found no sufficient
+    # evidence and the rewrite must try something else (broader words, the documents' synonyms).
+    attempt: int = Field(default=0, ge=0)
+    previous_query: str = ""
 
 
 class ContextualizeResult(BaseModel):

@@ -11,6 +11,9 @@ Three cases, in order:
    product line) replaces the old one ("پدرم" -> "همسرم"); anything else is appended.
 3. Otherwise the message is its own standalone query.
 
+From the second retrieval round on, the query is `lexical.broaden` of the previous one (question
+words dropped, every known synonym and rendering added); the node escalates when that adds nothing.
+
 English words that the domain glossary knows get their Persian renderings appended in brackets, so
 that retrieval and the lexical roles can match the Persian corpus. The user's message itself is
 never modified: the result is always a new string.
@@ -22,7 +25,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from insurance_agent.lexical import noise_terms, persian_expansion, text_terms
+from insurance_agent.colloquial import formalize
+from insurance_agent.lexical import broaden, noise_terms, persian_expansion, register_expansion, text_terms
 from insurance_agent.models.roles import ContextualizeRequest, ContextualizeResult, HistoryTurn
 from insurance_agent.policy.clarification import pick_option
 from insurance_agent.text import content_terms, detect_language, normalize, tokens
@@ -240,10 +244,12 @@ def merge_follow_up(previous: str, message: str) -> str:
 
 
 def with_expansion(query: str) -> str:
-    """`query` plus the Persian renderings of its English domain words, in brackets (corpus language)."""
-    core = _EXPANSION.sub("", query).strip()
+    """`query` in written Persian (colloquial.py), plus, in brackets, the Persian renderings of its
+    English domain words and the documents' words for its everyday ones (ماشین -> خودرو)."""
+    core = formalize(_EXPANSION.sub("", query).strip())
     present = text_terms(core)
     extra = [phrase for phrase in persian_expansion(core) if not text_terms(phrase) <= present]
+    extra += [phrase for phrase in register_expansion(core) if phrase not in extra]
     return f"{core} [{' '.join(extra)}]" if extra else core
 
 
@@ -251,6 +257,9 @@ class LocalContextualizer:
     """The contextualize role of the local provider."""
 
     def __call__(self, request: ContextualizeRequest) -> ContextualizeResult:
+        if request.attempt > 0 and request.previous_query.strip():
+            # A later round: the previous query found nothing sufficient; search wider, not the same.
+            return ContextualizeResult(standalone_query=broaden(request.previous_query))
         message = request.message.strip()
         history = request.history
         if history:
