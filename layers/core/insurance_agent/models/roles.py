@@ -25,6 +25,15 @@ class GradeVerdict(str, Enum):
     INSUFFICIENT = "insufficient"
 
 
+class DocumentLabel(BaseModel):
+    """What names a document the turn answered from (its front matter): the tenant's own vocabulary."""
+
+    file_id: str
+    title: str = ""
+    product: str | None = None
+    domain: str | None = None
+
+
 class HistoryTurn(BaseModel):
     """One earlier turn of the thread, as the roles see it."""
 
@@ -35,6 +44,8 @@ class HistoryTurn(BaseModel):
     language: str = "fa"
     options: list[ClarifyOption] = Field(default_factory=list)
     scope: dict[str, str] = Field(default_factory=dict)
+    # The documents the reply cited: a follow-up's product words are recognised against these.
+    documents: list[DocumentLabel] = Field(default_factory=list)
 
 
 class TriageRequest(BaseModel):

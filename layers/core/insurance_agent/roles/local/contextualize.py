@@ -29,6 +29,7 @@ from insurance_agent.colloquial import formalize
 from insurance_agent.lexical import broaden, noise_terms, persian_expansion, register_expansion, text_terms
 from insurance_agent.models.roles import ContextualizeRequest, ContextualizeResult, HistoryTurn
 from insurance_agent.policy.clarification import pick_option
+from insurance_agent.policy.memory import product_names
 from insurance_agent.text import content_terms, detect_language, normalize, tokens
 
 _EXPANSION = re.compile(r"\s*\[[^\[\]]*\]\s*$")
@@ -109,8 +110,15 @@ _SLOTS: dict[str, tuple[str, ...]] = {
         "myself",
     ),
     "vehicle": ("خودرو", "ماشین", "اتومبیل", "موتور", "موتورسیکلت", "car", "vehicle", "motorcycle", "motorbike"),
+    # Lines of insurance in general; the tenant's own product words come from the documents the
+    # thread's earlier replies cited (their product ids and titles, see `tenant_line_words`).
     "line": (
         "بدنه",
+        "باربری",
+        "مهندسی",
+        "cargo",
+        "engineering",
+        "cyber",
         "شخص",
         "ثالث",
         "درمان",
@@ -147,13 +155,27 @@ def _slot_index() -> dict[str, str]:
     return index
 
 
-def slot_of(word: str) -> str | None:
-    """The kind of a word ("person", "vehicle", "line") or None."""
+def slot_of(word: str, lines: frozenset[str] = frozenset()) -> str | None:
+    """The kind of a word ("person", "vehicle", "line") or None; `lines`: the tenant's product terms."""
     index = _slot_index()
     for term in content_terms(word):
         if term in index:
             return index[term]
+        if term in lines:
+            return "line"
     return None
+
+
+def tenant_line_words(history: Sequence[HistoryTurn]) -> frozenset[str]:
+    """Terms naming the tenant's products, from the documents the thread's replies cited: each
+    product id's words and the title words that tell the cited products apart."""
+    documents = [d.model_dump() for turn in history for d in turn.documents]
+    terms: set[str] = set()
+    for sequences in product_names(documents).values():
+        for words in sequences:
+            for word in words:
+                terms.update(content_terms(word))
+    return frozenset(terms)
 
 
 
@@ -216,7 +238,7 @@ def _in_persian(word: str) -> str:
     return rendering[0] if rendering else word
 
 
-def merge_follow_up(previous: str, message: str) -> str:
+def merge_follow_up(previous: str, message: str, lines: frozenset[str] = frozenset()) -> str:
     """The previous standalone query with the follow-up's words replacing or extending it."""
     base = _EXPANSION.sub("", previous).strip()
     mark = base[-1] if base and base[-1] in "?؟" else ""
@@ -225,8 +247,8 @@ def merge_follow_up(previous: str, message: str) -> str:
     residual = residual_words(message)
     consumed: set[int] = set()
     for slot in _SLOTS:
-        new = [i for i, word in enumerate(residual) if slot_of(word) == slot]
-        old = [i for i, word in enumerate(base_words) if slot_of(word) == slot]
+        new = [i for i, word in enumerate(residual) if slot_of(word, lines) == slot]
+        old = [i for i, word in enumerate(base_words) if slot_of(word, lines) == slot]
         if not new or not old:
             continue
         replacement = " ".join(residual[i] for i in new)
@@ -274,5 +296,6 @@ class LocalContextualizer:
                     return ContextualizeResult(standalone_query=with_expansion(query), scope=scope)
             earlier = previous_query(history)
             if earlier and is_follow_up(message):
-                return ContextualizeResult(standalone_query=with_expansion(merge_follow_up(earlier, message)))
+                merged = merge_follow_up(earlier, message, tenant_line_words(history))
+                return ContextualizeResult(standalone_query=with_expansion(merged))
         return ContextualizeResult(standalone_query=with_expansion(message))
