@@ -121,6 +121,13 @@ SPOKEN: dict[str, str] = {
     "هم‌اش": "همه",
     "همش": "همه",
     "منه": "من است",
+    "بهم": "به من",
+    "ازم": "از من",
+    "برام": "برای من",
+    "باهام": "با من",
+    "بهمون": "به ما",
+    "ازمون": "از ما",
+    "برامون": "برای ما",
 }
 
 # Enclitics, longest first. Possessives also come with the object marker («ماشینمو»).
@@ -212,6 +219,51 @@ def formal_word(word: str) -> list[str]:
     if word.endswith("ه") and _more_common(word[:-1], word):
         return [*formal_word(word[:-1]), "است"]  # the copula «چنده», «گرونه»
     return [word]
+
+
+# No bare past stem: «پرداخت», «خرید», «دریافت» are the nouns documents are about.
+_PAST_ENDINGS = ("م", "ی", "یم", "ید", "ند", "ین", "ن", "ه")
+_PRESENT_ENDINGS = ("م", "ی", "د", "یم", "ید", "ند", "ه", "ن", "ین")
+
+
+@lru_cache(maxsize=1)
+def verb_forms() -> frozenset[str]:
+    """Conjugated forms of shekar's Persian verb list (formal and spoken stems), as tokens see them
+    (the «می» prefix is a separate token after normalisation): «زد», «زده», «گرفتن», «دهد», «بده»."""
+    from shekar.data import verbs_csv_path
+
+    forms: set[str] = set()
+    with verbs_csv_path.open(encoding="utf-8") as handle:
+        for row in csv.reader(handle):
+            stems = [normalize(cell) for cell in row[:4]]
+            pasts = [stem for stem in (stems[1], stems[3] if len(stems) > 3 else "") if stem]
+            presents = [stem for stem in (stems[0], stems[2] if len(stems) > 2 else "") if stem]
+            for past in pasts:
+                forms.add("ن" + past)
+                for ending in _PAST_ENDINGS:
+                    form = normalize(past + ending)
+                    forms.update({form, "ن" + form})
+            for present in presents:
+                for ending in _PRESENT_ENDINGS:
+                    form = present + ending
+                    forms.update({form, "ب" + form, "ن" + form})
+    # one-letter stems («د», «ر») make two-letter forms that are mostly other words; a past stem is
+    # also a noun («خرید» is "purchase" as well as "you buy")
+    stems = _past_stems()
+    return frozenset(form for form in forms if len(form) >= 3 and " " not in form and form not in stems)
+
+
+@lru_cache(maxsize=1)
+def _past_stems() -> frozenset[str]:
+    from shekar.data import verbs_csv_path
+
+    with verbs_csv_path.open(encoding="utf-8") as handle:
+        return frozenset(normalize(cell) for row in csv.reader(handle) for cell in row[1:4:2] if cell)
+
+
+def is_verb_form(token: str) -> bool:
+    """Whether a (normalised) token is a conjugated verb form, spoken or written."""
+    return token in verb_forms()
 
 
 _WORD = re.compile(rf"[\w{ZWNJ}]+")

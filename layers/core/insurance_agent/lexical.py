@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from insurance_agent.colloquial import base_form, formalize
+from insurance_agent.colloquial import base_form, formalize, is_verb_form
 from insurance_agent.text import normalize, numbers_in, stemmer, stopwords, tokens
 
 # English term (lower case, words) -> Persian renderings as they appear in policy documents.
@@ -384,7 +384,10 @@ def _glossary_index() -> dict[tuple[str, ...], tuple[frozenset[str], ...]]:
 def _synonym_index() -> dict[str, tuple[frozenset[str], ...]]:
     index: dict[str, tuple[frozenset[str], ...]] = {}
     for word, alternatives in PERSIAN_SYNONYMS.items():
-        for key in _stems(word):
+        keys = _stems(word)
+        if len(keys) != 1:
+            continue  # a phrase («شرکت بیمه») is expanded whole by register_expansion, never per word
+        for key in keys:
             index[key] = tuple(stems for stems in (_stems(phrase) for phrase in alternatives) if stems)
     return index
 
@@ -399,6 +402,10 @@ class Concept:
     #: piece of evidence mentions it, the evidence does not address the question. Generic words
     #: ("cover", "cost", "policy") are never key: documents say them in too many ways.
     key: bool = False
+
+    #: How much the concept counts in coverage: a verb form («زده», «گرفتن», «می‌توانند») says less
+    #: about what is asked than a noun, and spoken questions are full of them.
+    weight: float = 1.0
 
     def covered_by(self, terms: set[str] | frozenset[str]) -> bool:
         return any(alternative <= terms for alternative in self.alternatives)
@@ -437,8 +444,16 @@ def _english_spans(text: str) -> list[tuple[str, tuple[frozenset[str], ...]]]:
     return found
 
 
+_BRACKETED = re.compile(r"\s*\[[^\[\]]*\]\s*$")
+VERB_WEIGHT = 0.3
+
+
 def query_concepts(query: str) -> list[Concept]:
-    """The concepts a query asks about (see the module docstring), without duplicates."""
+    """The concepts a query asks about (see the module docstring), without duplicates.
+
+    A bracketed tail (contextualize's renderings and synonyms, for retrieval) adds no concept: those
+    words are already alternatives of the concepts they render."""
+    query = _BRACKETED.sub("", query)
     concepts: list[Concept] = []
     seen_stems: set[str] = set()
     for label, alternatives in _english_spans(query):
@@ -455,7 +470,11 @@ def query_concepts(query: str) -> list[Concept]:
             if term in noise_terms() or term in seen_stems:
                 continue
             alternatives = (frozenset([term]), *synonyms.get(term, ()))
-            concepts.append(Concept(token, alternatives, key=len(alternatives) > 1 and term not in _generic_stems()))
+            if is_verb_form(token):
+                concepts.append(Concept(token, alternatives, key=False, weight=VERB_WEIGHT))
+            else:
+                key = len(alternatives) > 1 and term not in _generic_stems()
+                concepts.append(Concept(token, alternatives, key=key))
             seen_stems.add(term)
     for number in sorted(numbers_in(query)):
         if number not in seen_stems:
@@ -543,7 +562,7 @@ def concept_weights(concepts: Sequence[Concept], documents: Sequence[frozenset[s
     weights = []
     for concept in concepts:
         df = sum(1 for terms in documents if concept.covered_by(terms))
-        weights.append(math.log(1.0 + (total + 1.0) / (df + 0.5)))
+        weights.append(concept.weight * math.log(1.0 + (total + 1.0) / (df + 0.5)))
     return weights
 
 
@@ -573,7 +592,7 @@ def ground_concepts(concepts: Sequence[Concept], documents: Sequence[frozenset[s
             extra += _compound_splits(term, vocabulary)
             extra += [frozenset([word]) for word in _typo_variants(term, vocabulary)]
         if extra:
-            concept = Concept(concept.label, tuple(dict.fromkeys([*concept.alternatives, *extra])), concept.key)
+            concept = Concept(concept.label, tuple(dict.fromkeys([*concept.alternatives, *extra])), concept.key, concept.weight)
         grounded.append(concept)
     return grounded
 
