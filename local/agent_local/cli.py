@@ -223,6 +223,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print(f"skipped {skipped['path']}: {skipped['reason']}", file=sys.stderr)
     for warning in report.get("warnings", []):
         print(f"warning {warning['path']}: {warning['detail']}", file=sys.stderr)
+    for flagged in report.get("flagged", []):
+        print(f"warning {flagged['path']}: {', '.join(flagged['flags'])} in {flagged['chunks']} chunk(s)",
+              file=sys.stderr)
     print(f"ingested {report['files']} files, {report['chunks']} chunks for tenant {args.tenant} "
           f"in {report['seconds']:.1f} s ({len(report['skipped'])} skipped)")
     return 0

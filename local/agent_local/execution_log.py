@@ -34,7 +34,8 @@ _DETAILS_SUFFIX = "EventDetails"
 _NOT_TEXT_KEYS = {
     "thread_id", "turn_id", "user_id", "tenant_id", "execution_id", "chunk_id", "file_id", "domain", "product",
     "roles", "status", "reason", "route", "error", "language", "locale", "grade", "name", "resource", "roleArn",
-    "type", "Error", "errorType", "intent", "kind", "audience", "path", "title",
+    "type", "Error", "errorType", "intent", "kind", "audience", "path", "title", "id", "execution_arn",
+    "stateMachineArn", "executionArn",
 }
 # A clause ends at sentence punctuation followed by space; a phone or card number never spans one.
 _CLAUSE_SPLIT = re.compile(r"(?<=[.!?؟؛;،,\n])\s+")
@@ -118,8 +119,9 @@ class LocalExecutionLog:
         self.folder.mkdir(parents=True, exist_ok=True)
         day = dt.datetime.fromtimestamp(int(events[0]["event_timestamp"]) / 1000, dt.timezone.utc).date()
         path = self.folder / f"{day.isoformat()}.jsonl"
-        block = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events)
-        with path.open("a", encoding="utf-8") as handle:
+        # A lone surrogate (invalid input that was refused) becomes its JSON escape, so the line stays valid.
+        block = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events).encode("utf-8", "backslashreplace")
+        with path.open("ab") as handle:
             # Other local processes may append at the same time: one execution's lines stay together.
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:

@@ -46,7 +46,9 @@ def ingest(tenant: str, directory: str | None = None, reset: bool = False, delet
     report = ingest_directory(Path(directory), tenant, reset=reset, progress=progress)
     return {"files": report.files, "chunks": report.chunks, "seconds": report.seconds,
             "skipped": [{"path": str(s.path), "reason": s.reason} for s in report.skipped],
-            "warnings": [{"path": str(w.path), "detail": w.detail} for w in getattr(report, "warnings", [])]}
+            "warnings": [{"path": str(w.path), "detail": w.detail} for w in getattr(report, "warnings", [])],
+            "flagged": [{"path": str(f.path), "flags": list(f.flags), "chunks": f.chunks}
+                        for f in getattr(report, "flagged", [])]}
 
 
 def load_accounts(records: list[dict[str, Any]]) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -93,3 +94,11 @@ def validate_overrides(template: dict[str, Any], overrides: dict[str, str]) -> d
                 raise ValueError(f"--parameter-overrides: {key} must be at least {spec['MinValue']}, got {value}")
         out[key] = value
     return out
+
+def function_folder(logical: str, resource: dict[str, Any]) -> Path:
+    """The folder of a function's handler: its CodeUri, or functions/<node> for an image function."""
+    code_uri = resource["Properties"].get("CodeUri")
+    if code_uri:
+        return REPO_ROOT / code_uri
+    node = re.sub(r"(?<!^)(?=[A-Z])", "_", logical.removesuffix("Function")).lower()
+    return REPO_ROOT / "functions" / node

@@ -553,11 +553,10 @@ def _cloud_source(args: Any) -> tuple[Any, dict[str, Any] | None]:
     session = boto3.session.Session(region_name=args.region) if args.region else boto3.session.Session()
     definition = None
     if args.stack:
-        cloudformation = session.client("cloudformation")
         from agent_local.execution_log import log_group_of_stack, state_machine_of_stack
 
+        cloudformation = session.client("cloudformation")
         group = log_group_of_stack(args.stack, cloudformation)
-
         arn = state_machine_of_stack(args.stack, cloudformation)
         if arn and not args.definition:
             described = session.client("stepfunctions").describe_state_machine(stateMachineArn=arn)
