@@ -235,6 +235,7 @@ class Trace(BaseModel):
     path: list[str] = Field(default_factory=list)
     llm_calls: int = 0
     retrieval_rounds: int = 0
+    model_invocations: int = 0
 
 
 class TurnReply(BaseModel):

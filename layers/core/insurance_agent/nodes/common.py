@@ -36,6 +36,7 @@ def with_trace(state: TurnState, reply: TurnReply) -> TurnReply:
                 path=list(state.trace.path),
                 llm_calls=state.counters.llm_calls,
                 retrieval_rounds=state.counters.retrieval_rounds,
+                model_invocations=state.model_invocations,
             ),
         }
     )

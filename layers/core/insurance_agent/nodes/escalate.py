@@ -76,6 +76,13 @@ def run(state: TurnState) -> TurnState:
         owner = turns.TurnOwner(tenant_id=parsed.tenant_id, user_id=parsed.user_id, roles=parsed.roles)
     turn = state.turn
     stored = turns.get_parts(turn.turn_id, turn.thread_id)
+    committed = threads.get_thread(turn.thread_id)
+    if stored.get("reply") and committed and committed.owned_by(turn.tenant_id, turn.user_id) \
+            and turn.turn_id in committed.turn_ids:
+        # The turn was already committed (its node failed after the write, or this node is retried):
+        # the user gets what the thread records, as a replay would, not a second, different outcome.
+        state.reply = TurnReply.model_validate(stored["reply"])
+        return state
     history = [HistoryTurn.model_validate(h) for h in stored.get("history", [])]
     chunks = sorted(chunks_of(stored), key=lambda c: c.score, reverse=True)[:TOP_CHUNKS]
     context = HandoffContext(
@@ -113,9 +120,6 @@ def run(state: TurnState) -> TurnState:
             error=RefusalCode.THREAD_NOT_OWNED))
         return state
     turns.mark_committed(turn.turn_id, turn.thread_id)
-    metrics.add_metric(name=f"Escalation_{reason.value}", unit="Count", value=1)
-    metrics.add_metric(name="TurnEscalated", unit="Count", value=1)
-    metrics.add_metric(name="TurnCompleted", unit="Count", value=1)
     metrics.add_metric(name="LlmCallsPerTurn", unit="Count", value=state.counters.llm_calls)
     state.reply = reply
     return state

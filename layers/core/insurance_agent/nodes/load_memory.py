@@ -24,14 +24,13 @@ from insurance_agent.models.turn import (
 )
 from insurance_agent.nodes import messages
 from insurance_agent.nodes.common import with_trace
-from insurance_agent.observability import logger, metrics
+from insurance_agent.observability import logger
 from insurance_agent.store import profiles, threads, turns
 from insurance_agent.store.turns import TurnOwner
 from insurance_agent.text import turn_language
 
 
 def _refuse(state: TurnState, code: RefusalCode, problem: InputProblem | None = None) -> TurnState:
-    metrics.add_metric(name=f"Refused_{code.value}", unit="Count", value=1)
     reply = TurnReply(status=Status.REFUSED, message=messages.refusal(code, state.language), error=code)
     if problem is not None:
         reply = reply.model_copy(update={"field": problem.field, "problem": problem.problem})

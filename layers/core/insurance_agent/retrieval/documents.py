@@ -1,8 +1,9 @@
 """Source documents: a Markdown or text file with optional YAML front matter.
 
-Front matter keys: file_id, title, domain, product, audience, language. Anything else is rejected
-rather than ignored, so that a misspelt `audience` cannot silently publish an officer-only document
-to every user.
+Front matter keys: file_id, title, domain, product, audience, language. Another key (`source:`,
+`author:`, an exporter's own fields) is ignored with a warning (`Document.ignored_keys`, reported by
+ingest), so one extra field never stops a whole ingest. A key that looks like a misspelt `audience`
+is rejected instead: ignoring it would silently publish an officer-only document to every user.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ FILE_ID_PATTERN = re.compile(r"^\w[\w.\-]{0,127}$")
 _FIELD_PATTERN = re.compile(r"^[^\n\r\t]{1,128}$")
 _HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _FRONT_MATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+FRONT_MATTER_KEYS = ("file_id", "title", "domain", "product", "audience", "language")
 
 
 class DocumentError(InvalidInputError):
@@ -61,6 +63,8 @@ class Document(BaseModel):
     language: Literal["fa", "en"] | None = None
     text: str = Field(min_length=1)
     source: str | None = None
+    # Front-matter keys the loader does not know; ignored, and reported by ingest as a warning.
+    ignored_keys: list[str] = Field(default_factory=list)
 
     @field_validator("file_id")
     @classmethod
@@ -113,11 +117,17 @@ def load_document(path: str | Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> Docu
     if not body or not any(ch.isalnum() for ch in body):
         raise DocumentError(DocumentError.EMPTY, "no text")
 
-    fields: dict[str, Any] = {k: _scalar_to_str(k, v) for k, v in meta.items()}
+    unknown = [key for key in meta if key not in FRONT_MATTER_KEYS]
+    for key in unknown:
+        if _looks_like_audience(key):
+            raise DocumentError(
+                DocumentError.INVALID_FIELD, f"{key}: unknown front-matter key; did you mean 'audience'?"
+            )
+    fields: dict[str, Any] = {k: _scalar_to_str(k, v) for k, v in meta.items() if k in FRONT_MATTER_KEYS}
     fields.setdefault("file_id", _default_file_id(path))
     fields.setdefault("title", _first_heading(body) or path.stem)
     try:
-        return Document(**fields, text=body, source=str(path))
+        return Document(**fields, text=body, source=str(path), ignored_keys=unknown)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'document'}: {e['msg']}" for e in exc.errors())
         raise DocumentError(DocumentError.INVALID_FIELD, problems) from exc
@@ -173,6 +183,24 @@ def _split_front_matter(content: str) -> tuple[dict[str, Any], str]:
     if not isinstance(meta, dict) or not all(isinstance(k, str) for k in meta):
         raise DocumentError(DocumentError.FRONT_MATTER, "front matter must be a mapping")
     return meta, rest[close.end():]
+
+
+def _looks_like_audience(key: str) -> bool:
+    """A key one or two edits from `audience` (or a plural/abbreviation of it): an access-control typo."""
+    folded = key.strip().lower().replace("-", "_")
+    if folded.startswith(("audien", "audiance", "audence")) or folded in {"audiences", "roles", "role", "visibility"}:
+        return True
+    return _edit_distance(folded, "audience") <= 2
+
+
+def _edit_distance(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
 
 
 def _scalar_to_str(key: str, value: Any) -> Any:

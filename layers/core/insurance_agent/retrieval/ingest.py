@@ -45,6 +45,11 @@ class SkippedFile(BaseModel):
     detail: str = ""
 
 
+class IngestWarning(BaseModel):
+    path: str
+    detail: str
+
+
 class FlaggedFile(BaseModel):
     """A file ingested with chunks that need a reviewer's eye (text addressed to the assistant, fake citations)."""
 
@@ -57,6 +62,8 @@ class IngestReport(BaseModel):
     files: int = 0
     chunks: int = 0
     skipped: list[SkippedFile] = Field(default_factory=list)
+    # Ingested files with something ignored (e.g. an unknown front-matter key).
+    warnings: list[IngestWarning] = Field(default_factory=list)
     flagged: list[FlaggedFile] = Field(default_factory=list)
     seconds: float = 0.0
 
@@ -86,6 +93,9 @@ class _Writer:
             self.skip(label, DUPLICATE_FILE_ID, f"{doc.file_id!r} is already used by {self._seen[doc.file_id]}")
             return
         self._seen[doc.file_id] = label
+        if doc.ignored_keys:
+            keys = ", ".join(doc.ignored_keys)
+            self.report.warnings.append(IngestWarning(path=label, detail=f"ignored front-matter keys: {keys}"))
         chunks = chunk_document(doc, self.tenant_id)
         if not chunks:
             self.skip(label, NO_CHUNKS, "only headings or markup")
