@@ -3,6 +3,8 @@ code builds and validates every Converse request, and parses every wire response
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from bedrock_stub import MAIN, SMALL, StubbedBedrock, block_data, system_text, texts, tool_properties, tool_spec
 from botocore.exceptions import ClientError
@@ -466,3 +468,54 @@ def test_no_retry_without_time_left_in_the_invocation(bedrock):
     finally:
         deadline.end(token)
     assert len(bedrock.requests) == 1 and bedrock.sleeps == []
+
+
+def test_contextualize_puts_spoken_persian_into_the_documents_register(bedrock):
+    bedrock.tool("StandaloneQuery", {"standalone_query": "پیش‌پرداخت قسطی بیمه شخص ثالث خودرو چند است"})
+    bedrock.provider().contextualize(ContextualizeRequest(message="ثالثو میشه قسطی خرید؟ چنده؟", language="fa"))
+    system = system_text(bedrock.last)
+    assert "formal written register" in system and "ماشین -> خودرو / وسیله نقلیه" in system
+    assert "previous_query" not in system and "<previous_query>" not in json.dumps(bedrock.last, ensure_ascii=False)
+
+
+def test_contextualize_of_a_later_round_asks_for_a_different_query(bedrock):
+    bedrock.tool("StandaloneQuery", {"standalone_query": "حداکثر تعهد بیمه‌گر برای خسارت بدنی"})
+    request = ContextualizeRequest(
+        message="سقف دیه چقدره؟", language="fa", attempt=1, previous_query="سقف دیه چقدر است؟"
+    )
+    result = bedrock.provider().contextualize(request)
+    sent = bedrock.last
+    assert block_data(sent, "previous_query") == "سقف دیه چقدر است؟"
+    system = system_text(sent)
+    assert "Retrieval round 2" in system and "Write a different query" in system
+    assert result.standalone_query == "حداکثر تعهد بیمه‌گر برای خسارت بدنی"
+
+
+@pytest.mark.parametrize("language", ["fa", "en"])
+def test_generate_rules_language_source_wording_and_brief_citation(bedrock, body_chunk, language):
+    bedrock.tool("GroundedAnswer", {"answered": False, "answer": "", "claims": [], "confidence": 0.0})
+    request = GenerateRequest(
+        route=Intent.KNOWLEDGE, message="deductible?", query="فرانشیز", chunks=[body_chunk], language=language
+    )
+    bedrock.provider().generate(request)
+    system = system_text(bedrock.last)
+    name = {"fa": "Persian", "en": "English"}[language]
+    assert f"Write the answer in {name}, the language the customer asked in" in system
+    assert "use the source's own wording, quoted as the chunk writes it" in system
+    assert "short title once" in system and "Persian letters (ی, ک)" in system
+    if language == "en":
+        assert "put the source's own Persian wording after it in quotation marks" in system
+
+
+def test_verify_and_grade_prompts_carry_the_same_rules(bedrock, body_chunk):
+    claims = [Claim(text="The first-claim deductible is 10 percent.", chunk_ids=["body-1"])]
+    bedrock.tool("ClaimCheck", {"verdicts": [{"claim": 1, "supported": True}], "unsupported_statements": []})
+    bedrock.provider().verify(VerifyRequest(answer=claims[0].text, claims=claims, chunks=[body_chunk]))
+    system = system_text(bedrock.last)
+    assert "an English claim about Persian evidence is supported when it says what the Persian text says" in system
+    assert "must be the chunk's own figure" in system
+    bedrock.tool(
+        "EvidenceGrade", {"verdict": "sufficient", "chunks": [{"chunk_id": "body-1", "relevant": True}]}
+    )
+    bedrock.provider().grade(GradeRequest(query="فرانشیز ماشین", chunks=[body_chunk]))
+    assert "judge by meaning, not by shared words" in system_text(bedrock.last)

@@ -10,7 +10,7 @@ from insurance_agent.models.roles import HistoryTurn, Intent, TriageRequest
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import TurnInput
 from insurance_agent.nodes.common import parts
-from insurance_agent.observability import metrics
+from insurance_agent.observability import emit
 from insurance_agent.policy.clarification import pick_option
 from insurance_agent.policy.escalation import load_policy
 from insurance_agent.policy.routing import combine, policy_signals
@@ -68,5 +68,5 @@ def run(state: TurnState) -> TurnState:
     state.triage.restricted = decision.restricted_category is not None
     state.triage.restricted_category = decision.restricted_category
     state.triage.frustration = decision.frustration
-    metrics.add_metric(name=f"Intent_{state.route}", unit="Count", value=1)
+    emit("Routes", Route=state.route or "none")
     return state
