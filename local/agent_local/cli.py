@@ -97,6 +97,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         )
     for skipped in report.skipped:
         print(f"skipped {skipped.path}: {skipped.reason}", file=sys.stderr)
+    for warning in report.warnings:
+        print(f"warning {warning.path}: {warning.detail}", file=sys.stderr)
+    for flagged in report.flagged:
+        print(f"warning {flagged.path}: {', '.join(flagged.flags)} in {flagged.chunks} chunk(s)", file=sys.stderr)
     print(f"ingested {report.files} files, {report.chunks} chunks for tenant {args.tenant} "
           f"in {report.seconds:.1f} s ({len(report.skipped)} skipped)")
     return 0
@@ -181,7 +185,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     _prepare_home(args)
-    from insurance_agent.errors import InvalidInputError
+    from insurance_agent.errors import ConfigurationError, InvalidInputError
     from insurance_agent.retrieval.search import search
 
     if args.queries and args.query is not None:
@@ -203,6 +207,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     for query in queries:
         try:
             hits = search(query, tenant_id=args.tenant, roles=roles, domain=args.domain, k=args.k)
+        except ConfigurationError as error:
+            # No index is not "no hits": stop, say so, exit non-zero.
+            return _fail(f"{error}", 1)
         except InvalidInputError as error:
             # One line per query either way, so that output lines stay aligned with the input.
             print(json.dumps({"query": query, "error": str(error)}, ensure_ascii=False), flush=True)

@@ -6,6 +6,8 @@
 2. StartSyncExecution is answered: the execution runs on moto's ASL interpreter and the call
    waits for it, as on an EXPRESS state machine.
 3. Optionally, Retry intervals do not really sleep (tests).
+4. Each definition is parsed once, not once per execution: moto's pure-Python ANTLR parser and
+   preprocessor cost far more than running a refused turn.
 
 Listeners registered with `on_execution_done` receive each finished execution's history (the
 local stack turns it into CloudWatch-shaped log events).
@@ -100,7 +102,9 @@ def _invoke(self, function_name, qualifier, body, headers, response_headers):  #
                 "stackTrace": traceback.format_exception(error)[-3:],
             }
         ).encode()
-    return json.dumps(result, ensure_ascii=False).encode()
+    # As the Lambda runtime does (json.dumps with its ASCII default): a lone surrogate kept from the
+    # input travels as a \u escape instead of failing to encode as UTF-8.
+    return json.dumps(result).encode()
 
 
 def _start_sync_execution(self):  # noqa: ANN001 - moto response method
@@ -143,6 +147,21 @@ def _start_sync_execution(self):  # noqa: ANN001 - moto response method
     return ActionResult(response)
 
 
+_programs: dict[str, Any] = {}
+
+
+def _evaluation_entrypoint(self):  # noqa: ANN001 - moto's ExecutionWorker method
+    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+
+    # The interpreter keeps every execution's state in its Environment (heap, stack, context), not
+    # in the program's components, so one parsed program serves every execution of a definition.
+    definition = self._evaluation_details.state_machine_details.definition
+    program = _programs.get(definition)
+    if program is None:
+        program = _programs[definition] = AmazonStateLanguageParser.parse(definition)[0]
+    return program
+
+
 def apply(*, fast_retries: bool = False) -> None:
     """Apply the patches once per process (idempotent)."""
     global _applied
@@ -151,8 +170,11 @@ def apply(*, fast_retries: bool = False) -> None:
             from moto.awslambda_simple.models import LambdaSimpleBackend
             from moto.stepfunctions.responses import StepFunctionResponse
 
+            from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+
             LambdaSimpleBackend.invoke = _invoke
             StepFunctionResponse.start_sync_execution = _start_sync_execution
+            ExecutionWorker._get_evaluation_entrypoint = _evaluation_entrypoint
             _applied = True
         if fast_retries:
             from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl

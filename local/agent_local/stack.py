@@ -21,7 +21,14 @@ import boto3
 from botocore.config import Config
 
 from agent_local import moto_patches
-from agent_local.template import REPO_ROOT, load_template, parameter_defaults, resources_of_type, state_machine
+from agent_local.template import (
+    REPO_ROOT,
+    function_folder,
+    load_template,
+    parameter_defaults,
+    resources_of_type,
+    state_machine,
+)
 
 REGION = "us-east-1"
 ROLE_NAME = "agent-local-role"
@@ -230,9 +237,9 @@ class LocalStack:
         with zipfile.ZipFile(archive, "w") as zf:
             zf.writestr("app.py", "def lambda_handler(event, context):\n    return event\n")
         lambda_client = self.client("lambda")
-        runtime = self.template["Globals"]["Function"]["Runtime"]
         for logical, resource in resources_of_type(self.template, "AWS::Serverless::Function").items():
-            folder = REPO_ROOT / resource["Properties"]["CodeUri"]
+            folder = function_folder(logical, resource)
+            runtime = resource["Properties"].get("Runtime", "python3.12")  # an image function has none
             name = f"agent-{logical}"
             lambda_client.create_function(
                 FunctionName=name, Runtime=runtime, Role=role, Handler="app.lambda_handler",

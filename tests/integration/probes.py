@@ -62,12 +62,14 @@ class DynamoTap:
         self.requests: list[tuple[str, str]] = []  # (operation, table)
         self.faults: list[dict[str, Any]] = []
         self.injected: list[tuple[str, str, str]] = []
-        self.client.meta.events.register("before-call.dynamodb", self._record)
+        self.client.meta.events.register("after-call.dynamodb", self._record)
         self.client.meta.events.register("before-send.dynamodb", self._maybe_fail)
+        self.client.meta.events.register("before-parameter-build.dynamodb", self._remember_table)
 
     def close(self) -> None:
-        self.client.meta.events.unregister("before-call.dynamodb", self._record)
+        self.client.meta.events.unregister("after-call.dynamodb", self._record)
         self.client.meta.events.unregister("before-send.dynamodb", self._maybe_fail)
+        self.client.meta.events.unregister("before-parameter-build.dynamodb", self._remember_table)
 
     def fail(self, operation: str, table_part: str, code: str, *, times: int, status: int = 400,
              when: Callable[[dict[str, Any]], bool] | None = None) -> None:
@@ -78,9 +80,15 @@ class DynamoTap:
     def writes(self, table_part: str | None = None) -> int:
         return sum(1 for op, table in self.requests if op in WRITE_OPERATIONS and (table_part is None or table_part in table))
 
-    def _record(self, model, params, **_: Any) -> None:
-        with self.lock:
-            self.requests.append((model.name, params.get("TableName", "")))
+    def _record(self, model, http_response, context, **_: Any) -> None:
+        # Requests the table accepted (a refused condition or a throttled write changed nothing).
+        if http_response.status_code < 300:
+            with self.lock:
+                self.requests.append((model.name, context.get("table_name", "")))
+
+    @staticmethod
+    def _remember_table(params, context, **_: Any) -> None:
+        context["table_name"] = params.get("TableName", "")
 
     def _maybe_fail(self, request, **_: Any):
         target = request.headers.get("X-Amz-Target", b"")

@@ -25,6 +25,8 @@ from insurance_agent.store import threads, turns
 from insurance_agent.store.threads import TurnEntry
 
 SUMMARY_CHARS = 900
+# Lambda errorTypes (class names) of deployment mistakes.
+CONFIGURATION_ERRORS = ("ConfigurationError", "IndexMissingError")
 TOP_CHUNKS = 5
 
 
@@ -51,7 +53,11 @@ def _reason(state: TurnState) -> EscalationReason:
 def run(state: TurnState) -> TurnState:
     reason = _reason(state)
     if state.error:
-        logger.error("node failed; escalating", extra={"error_type": state.error.get("type") or state.error.get("Error")})
+        error_type = state.error.get("type") or state.error.get("Error")
+        logger.error("node failed; escalating", extra={"error_type": error_type})
+        if error_type in CONFIGURATION_ERRORS:
+            # A deployment mistake (e.g. no chunk collection), not a miss: its own metric and alarm.
+            metrics.add_metric(name="ConfigurationError", unit="Count", value=1)
     owner = None
     if state.turn is None:
         # load_memory itself failed: the input is the raw execution input plus the caught error.
@@ -69,6 +75,13 @@ def run(state: TurnState) -> TurnState:
         owner = turns.TurnOwner(tenant_id=parsed.tenant_id, user_id=parsed.user_id, roles=parsed.roles)
     turn = state.turn
     stored = turns.get_parts(turn.turn_id, turn.thread_id)
+    committed = threads.get_thread(turn.thread_id)
+    if stored.get("reply") and committed and committed.owned_by(turn.tenant_id, turn.user_id) \
+            and turn.turn_id in committed.turn_ids:
+        # The turn was already committed (its node failed after the write, or this node is retried):
+        # the user gets what the thread records, as a replay would, not a second, different outcome.
+        state.reply = TurnReply.model_validate(stored["reply"])
+        return state
     history = [HistoryTurn.model_validate(h) for h in stored.get("history", [])]
     chunks = sorted(chunks_of(stored), key=lambda c: c.score, reverse=True)[:TOP_CHUNKS]
     context = HandoffContext(

@@ -16,7 +16,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from botocore.exceptions import ClientError
 
 from insurance_agent.config import get_settings
 from insurance_agent.errors import InvalidInputError
@@ -109,7 +108,7 @@ def put_parts(turn_id: str, thread_id: str, *, owner: TurnOwner | None = None, c
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=values,
         )
-    except ClientError as error:
+    except dynamo.STORE_ERRORS as error:
         if dynamo.is_condition_failure(error):
             raise InvalidInputError("turn_id already used by another thread or caller") from error
         dynamo.raise_typed(error)
