@@ -117,10 +117,12 @@ class LocalStack:
         self._create_state_machine()
         if self.persist:
             self._restore_tables()
+        moto_patches.on_execution_done(self._log_execution)
 
     def stop(self) -> None:
         if self.server is None:
             return
+        moto_patches.remove_execution_listener(self._log_execution)
         if self.persist:
             self._save_tables()
         self.server.stop()
@@ -152,6 +154,14 @@ class LocalStack:
     def history(self, execution_arn: str) -> list[dict[str, Any]]:
         events = self.client("stepfunctions").get_execution_history(executionArn=execution_arn, maxResults=1000)
         return events["events"]
+
+    def _log_execution(self, execution_arn: str, history: list[dict[str, Any]]) -> None:
+        """Every execution's events, as Step Functions writes them to CloudWatch Logs (see execution_log)."""
+        from agent_local.execution_log import LocalExecutionLog, history_to_log_events
+
+        events = history_to_log_events(history, execution_arn)
+        if events:
+            LocalExecutionLog(self.home).append(events)
 
     # -- resources -----------------------------------------------------------------------------
     def _resolve(self, value: Any) -> Any:

@@ -69,6 +69,15 @@ def normalize(text: str, *, keep_zwnj: bool = False) -> str:
     return text.strip().lower()
 
 
+_DISPLAY_MAP = str.maketrans({"ي": "ی", "ى": "ی", "ك": "ک", "\u200e": None, "\u200f": None, "\u00ad": None})
+
+
+def display_text(text: str) -> str:
+    """Source text as shown to a user: Arabic ي/ك/ى in their Persian forms, direction marks and soft
+    hyphens dropped. Words, digits and punctuation are kept exactly (a quote stays a quote)."""
+    return re.sub(f"{ZWNJ}{{2,}}", ZWNJ, text.translate(_DISPLAY_MAP))
+
+
 def detect_language(text: str) -> str:
     """'fa' when Persian letters dominate, else 'en' (digits and punctuation do not count)."""
     persian = len(_PERSIAN_CHAR.findall(text))

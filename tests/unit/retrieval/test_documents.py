@@ -112,3 +112,35 @@ def test_document_model_detects_language_and_refuses_bad_values():
     assert Document(file_id="a", title="t", text="Coverage limits").language == "en"
     with pytest.raises(ValueError):
         Document(file_id="a", title="t", text="x", audience=["everyone"])
+
+
+def test_unknown_front_matter_key_is_ignored_with_a_warning(tmp_path):
+    # `source:` used to collide with the loader's own `source` argument and crash the whole ingest.
+    path = tmp_path / "law.md"
+    path.write_text(
+        "---\ntitle: قانون نمونه\nsource: https://example.org/law\nauthor: someone\n---\nماده ۱- متن ماده.",
+        encoding="utf-8",
+    )
+    doc = load_document(path)
+    assert doc.title == "قانون نمونه"
+    assert doc.source == str(path)  # the loader's own value, not the front matter's
+    assert doc.ignored_keys == ["source", "author"]
+
+
+@pytest.mark.parametrize("key", ["audiance", "Audiences", "roles", "audence"])
+def test_a_key_that_looks_like_audience_is_still_refused(tmp_path, key):
+    path = tmp_path / "doc.md"
+    path.write_text(f"---\n{key}: officer\n---\nBody", encoding="utf-8")
+    with pytest.raises(DocumentError) as caught:
+        load_document(path)
+    assert caught.value.reason == DocumentError.INVALID_FIELD
+
+
+def test_ingest_reports_ignored_keys_and_keeps_going(tmp_path, corpus):
+    from insurance_agent.retrieval.ingest import ingest_directory
+
+    (tmp_path / "a.md").write_text("---\nsource: scraped\n---\nماده ۱- بیمه‌گر مکلف است.", encoding="utf-8")
+    (tmp_path / "b.md").write_text("ماده ۲- بیمه‌گذار مکلف است.", encoding="utf-8")
+    report = ingest_directory(tmp_path, "t-warn")
+    assert report.files == 2 and not report.skipped
+    assert [(w.path, w.detail) for w in report.warnings] == [("a.md", "ignored front-matter keys: source")]

@@ -62,11 +62,17 @@ class TurnState(BaseModel):
     mixed_language: bool = False
     triage: TriageFlags = Field(default_factory=TriageFlags)
     grade: str | None = None
+    # A later retrieval round could not write a query different from the one already searched:
+    # the graph escalates instead of searching the same thing again.
+    rewrite_exhausted: bool = False
     generate: GenerateVerdict = Field(default_factory=GenerateVerdict)
     verify: VerifyVerdict = Field(default_factory=VerifyVerdict)
     escalation_reason: str | None = None
     error: dict[str, Any] | None = None
     trace: StateTrace = Field(default_factory=StateTrace)
+    # Requests sent to a model service by the node runs this state went through (invocations.py).
+    # Top level, not in `counters`: the ASL's counting Pass states rebuild `counters` field by field.
+    model_invocations: int = 0
     reply: TurnReply | None = None
 
     def require_turn(self) -> TurnInput:

@@ -1,13 +1,16 @@
 """Source documents: a Markdown or text file with optional YAML front matter.
 
-Front matter keys: file_id, title, domain, product, audience, language. Anything else is rejected
-rather than ignored, so that a misspelt `audience` cannot silently publish an officer-only document
-to every user.
+Front matter keys: file_id, title, domain, product, audience, language. Another key (`source:`,
+`author:`, an exporter's own fields) is ignored with a warning (`Document.ignored_keys`, reported by
+ingest), so one extra field never stops a whole ingest. A key that looks like a misspelt `audience`
+is rejected instead: ignoring it would silently publish an officer-only document to every user.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import unicodedata
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +28,7 @@ FILE_ID_PATTERN = re.compile(r"^\w[\w.\-]{0,127}$")
 _FIELD_PATTERN = re.compile(r"^[^\n\r\t]{1,128}$")
 _HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _FRONT_MATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+FRONT_MATTER_KEYS = ("file_id", "title", "domain", "product", "audience", "language")
 
 
 class DocumentError(InvalidInputError):
@@ -36,7 +40,9 @@ class DocumentError(InvalidInputError):
     ENCODING = "encoding"
     INVALID_FIELD = "invalid_field"
     UNREADABLE = "unreadable"
-    REASONS = (EMPTY, FRONT_MATTER, TOO_LARGE, ENCODING, INVALID_FIELD, UNREADABLE)
+    NOT_REGULAR = "not_regular_file"
+    NOT_TEXT = "not_text"
+    REASONS = (EMPTY, FRONT_MATTER, TOO_LARGE, ENCODING, INVALID_FIELD, UNREADABLE, NOT_REGULAR, NOT_TEXT)
 
     def __init__(self, reason: str, detail: str = "") -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
@@ -57,6 +63,8 @@ class Document(BaseModel):
     language: Literal["fa", "en"] | None = None
     text: str = Field(min_length=1)
     source: str | None = None
+    # Front-matter keys the loader does not know; ignored, and reported by ingest as a warning.
+    ignored_keys: list[str] = Field(default_factory=list)
 
     @field_validator("file_id")
     @classmethod
@@ -94,35 +102,69 @@ class Document(BaseModel):
 def load_document(path: str | Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> Document:
     """Read and validate one document; raises DocumentError with the reason it cannot be used."""
     path = Path(path)
-    try:
-        # Check the size before reading so that a huge file is never loaded into memory.
-        if path.stat().st_size > max_bytes:
-            raise DocumentError(DocumentError.TOO_LARGE, f"more than {max_bytes} bytes")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DocumentError(DocumentError.UNREADABLE, type(exc).__name__) from exc
-    if len(raw) > max_bytes:  # the file grew between stat and read
-        raise DocumentError(DocumentError.TOO_LARGE, f"more than {max_bytes} bytes")
+    raw = _read_regular(path, max_bytes)
     try:
         content = raw.decode("utf-8-sig")  # tolerate a BOM, refuse every other encoding
     except UnicodeDecodeError as exc:
         raise DocumentError(DocumentError.ENCODING, f"not UTF-8 at byte {exc.start}") from exc
     if "\x00" in content:
         raise DocumentError(DocumentError.ENCODING, "contains NUL bytes")
+    if not _looks_like_text(content):
+        raise DocumentError(DocumentError.NOT_TEXT, "mostly control characters or symbols")
     content = content.replace("\r\n", "\n").replace("\r", "\n")
     meta, body = _split_front_matter(content)
     body = body.strip()
     if not body or not any(ch.isalnum() for ch in body):
         raise DocumentError(DocumentError.EMPTY, "no text")
 
-    fields: dict[str, Any] = {k: _scalar_to_str(k, v) for k, v in meta.items()}
+    unknown = [key for key in meta if key not in FRONT_MATTER_KEYS]
+    for key in unknown:
+        if _looks_like_audience(key):
+            raise DocumentError(
+                DocumentError.INVALID_FIELD, f"{key}: unknown front-matter key; did you mean 'audience'?"
+            )
+    fields: dict[str, Any] = {k: _scalar_to_str(k, v) for k, v in meta.items() if k in FRONT_MATTER_KEYS}
     fields.setdefault("file_id", _default_file_id(path))
     fields.setdefault("title", _first_heading(body) or path.stem)
     try:
-        return Document(**fields, text=body, source=str(path))
+        return Document(**fields, text=body, source=str(path), ignored_keys=unknown)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'document'}: {e['msg']}" for e in exc.errors())
         raise DocumentError(DocumentError.INVALID_FIELD, problems) from exc
+
+
+def _read_regular(path: Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file, never through a symlink, never more than `max_bytes`."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        if path.is_symlink():
+            raise DocumentError(DocumentError.NOT_REGULAR, "symbolic link (not followed)")
+        fd = os.open(path, flags)
+    except DocumentError:
+        raise
+    except OSError as exc:
+        raise DocumentError(DocumentError.UNREADABLE, type(exc).__name__) from exc
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise DocumentError(DocumentError.NOT_REGULAR, "not a regular file")
+        # Check the size before reading so that a huge file is never loaded into memory.
+        if info.st_size > max_bytes:
+            raise DocumentError(DocumentError.TOO_LARGE, f"more than {max_bytes} bytes")
+        raw = handle.read(max_bytes + 1)
+    if len(raw) > max_bytes:  # the file grew between stat and read
+        raise DocumentError(DocumentError.TOO_LARGE, f"more than {max_bytes} bytes")
+    return raw
+
+
+def _looks_like_text(content: str, sample: int = 65_536) -> bool:
+    """Prose or Markdown: letters, digits and whitespace make up a fair share of the characters."""
+    head = content[:sample]
+    if not head:
+        return True
+    control = sum(1 for ch in head if unicodedata.category(ch) in ("Cc", "Cs", "Co", "Cn") and ch not in "\n\t\r")
+    wordish = sum(1 for ch in head if ch.isalnum() or ch.isspace())
+    return control / len(head) < 0.01 and wordish / len(head) >= 0.3
 
 
 def _split_front_matter(content: str) -> tuple[dict[str, Any], str]:
@@ -141,6 +183,24 @@ def _split_front_matter(content: str) -> tuple[dict[str, Any], str]:
     if not isinstance(meta, dict) or not all(isinstance(k, str) for k in meta):
         raise DocumentError(DocumentError.FRONT_MATTER, "front matter must be a mapping")
     return meta, rest[close.end():]
+
+
+def _looks_like_audience(key: str) -> bool:
+    """A key one or two edits from `audience` (or a plural/abbreviation of it): an access-control typo."""
+    folded = key.strip().lower().replace("-", "_")
+    if folded.startswith(("audien", "audiance", "audence")) or folded in {"audiences", "roles", "role", "visibility"}:
+        return True
+    return _edit_distance(folded, "audience") <= 2
+
+
+def _edit_distance(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
 
 
 def _scalar_to_str(key: str, value: Any) -> Any:
