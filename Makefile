@@ -10,7 +10,13 @@ AGENT_HOME ?= $(CURDIR)/.agent
 export AGENT_HOME
 export HF_HUB_OFFLINE := 1
 
-.PHONY: venv demo test lint validate bench clean
+.PHONY: venv demo test lint validate bench clean sam-build package-sizes lambda-up lambda-down test-lambda
+
+# The container tier (docs/packaging.md). `sam build` wants a python3.12 on PATH: the first one found.
+PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do \
+	if $$p -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then command -v $$p; break; fi; done)
+SAM_PATH = $(dir $(PY312)):$(CURDIR)/$(BIN):$(PATH)
+SAM := env PATH="$(SAM_PATH)" SAM_CLI_TELEMETRY=0 $(CURDIR)/$(BIN)/sam
 
 $(BIN)/agent: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +38,28 @@ test: venv
 
 validate: venv
 	$(BIN)/cfn-lint template.yaml
+
+# Build every function as deployed (.aws-sam/build); Retrieve and Triage are images: needs Docker (lambda-up).
+sam-build: venv
+	@test -n "$(PY312)" || { echo "sam-build: no python3.12 found (set PY312=...)"; exit 1; }
+	PYTHON=$(PY312) containers/stage.sh retrieve triage
+	$(SAM) build
+
+# Size of each function with its layers, from the sam build output, against Lambda's limits.
+package-sizes:
+	$(BIN)/python benchmarks/package_sizes.py
+
+# Local Lambda runtime: Docker engine + python3.12 base image (idempotent); lambda-down stops only what it started.
+lambda-up:
+	containers/lambda-runtime.sh up
+
+lambda-down:
+	containers/lambda-runtime.sh down
+
+# Every function in its own container: events/ through `sam local invoke`, then the demo conversation
+# through the real ASL with each Task sent to `sam local start-lambda`, checked against the in-process run.
+test-lambda: venv lambda-up
+	env PATH="$(SAM_PATH)" PY312=$(PY312) SAM_CLI_TELEMETRY=0 $(BIN)/python -m agent_local.lambda_tier test
 
 clean:
 	rm -rf $(AGENT_HOME) .pytest_cache

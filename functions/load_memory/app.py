@@ -3,4 +3,4 @@
 from insurance_agent.lambda_entry import node_handler
 from insurance_agent.nodes.load_memory import run
 
-lambda_handler = node_handler("LoadMemory", run)
+lambda_handler = node_handler("LoadMemory", run, raw_input=True)

@@ -99,6 +99,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print(f"skipped {skipped.path}: {skipped.reason}", file=sys.stderr)
     for warning in report.warnings:
         print(f"warning {warning.path}: {warning.detail}", file=sys.stderr)
+    for flagged in report.flagged:
+        print(f"warning {flagged.path}: {', '.join(flagged.flags)} in {flagged.chunks} chunk(s)", file=sys.stderr)
     print(f"ingested {report.files} files, {report.chunks} chunks for tenant {args.tenant} "
           f"in {report.seconds:.1f} s ({len(report.skipped)} skipped)")
     return 0
@@ -183,7 +185,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     _prepare_home(args)
-    from insurance_agent.errors import InvalidInputError
+    from insurance_agent.errors import ConfigurationError, InvalidInputError
     from insurance_agent.retrieval.search import search
 
     if args.queries and args.query is not None:
@@ -205,6 +207,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     for query in queries:
         try:
             hits = search(query, tenant_id=args.tenant, roles=roles, domain=args.domain, k=args.k)
+        except ConfigurationError as error:
+            # No index is not "no hits": stop, say so, exit non-zero.
+            return _fail(f"{error}", 1)
         except InvalidInputError as error:
             # One line per query either way, so that output lines stay aligned with the input.
             print(json.dumps({"query": query, "error": str(error)}, ensure_ascii=False), flush=True)
@@ -220,9 +225,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     home = _prepare_home(args)
     from agent_local.stack import LocalStack
 
+    from agent_local.ui import UiServer
+
     with LocalStack(home) as stack:
+        ui = UiServer(home).start()  # the turns page: recent executions and the graph of each
         print(json.dumps({"endpoint_url": stack.endpoint, "state_machine_arn": stack.state_machine_arn,
-                          "region": "us-east-1", "note": "create the stepfunctions client with "
+                          "region": "us-east-1", "ui": ui.url, "note": "create the stepfunctions client with "
                           "Config(inject_host_prefix=False) when endpoint_url is set"}), flush=True)
         try:
             while True:
@@ -296,6 +304,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="serve local AWS endpoints for a backend's own boto3 client")
     p.set_defaults(func=cmd_serve)
+
+    from agent_local import trace
+
+    trace.add_parser(sub, _prepare_home)
 
     p = sub.add_parser("accounts", help="the account tool's local policy table")
     accounts = p.add_subparsers(dest="action", required=True)

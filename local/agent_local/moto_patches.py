@@ -6,11 +6,17 @@
 2. StartSyncExecution is answered: the execution runs on moto's ASL interpreter and the call
    waits for it, as on an EXPRESS state machine.
 3. Optionally, Retry intervals do not really sleep (tests).
+4. Each definition is parsed once, not once per execution: moto's pure-Python ANTLR parser and
+   preprocessor cost far more than running a refused turn.
+
+Listeners registered with `on_execution_done` receive each finished execution's history (the
+local stack turns it into CloudWatch-shaped log events).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import traceback
@@ -22,6 +28,8 @@ from typing import Any
 Handler = Callable[[Any, Any], Any]
 
 _handlers: dict[str, Handler] = {}
+_listeners: list[Callable[[str, list[dict[str, Any]]], None]] = []
+_TERMINAL_EVENTS = ("ExecutionSucceeded", "ExecutionFailed", "ExecutionTimedOut", "ExecutionAborted")
 _lock = threading.Lock()
 _applied = False
 MAX_SYNC_SECONDS = 300
@@ -33,6 +41,33 @@ def register_handler(function_name: str, handler: Handler) -> None:
 
 def handlers() -> dict[str, Handler]:
     return _handlers
+
+
+def on_execution_done(listener: Callable[[str, list[dict[str, Any]]], None]) -> None:
+    """Call `listener(execution_arn, history_events)` after every StartSyncExecution (once per listener)."""
+    if listener not in _listeners:
+        _listeners.append(listener)
+
+
+def remove_execution_listener(listener: Callable[[str, list[dict[str, Any]]], None]) -> None:
+    if listener in _listeners:
+        _listeners.remove(listener)
+
+
+def _notify(execution: Any) -> None:
+    if not _listeners:
+        return
+    # The terminal event is recorded just after the status flips: wait for it briefly.
+    deadline = time.monotonic() + 2
+    events = execution.to_history_output()["events"]
+    while (not events or events[-1]["type"] not in _TERMINAL_EVENTS) and time.monotonic() < deadline:
+        time.sleep(0.005)
+        events = execution.to_history_output()["events"]
+    for listener in list(_listeners):
+        try:
+            listener(execution.execution_arn, events)
+        except Exception:  # noqa: BLE001 - a broken log sink must never fail the turn
+            logging.getLogger(__name__).exception("execution listener failed")
 
 
 def _context(function_name: str) -> SimpleNamespace:
@@ -67,7 +102,9 @@ def _invoke(self, function_name, qualifier, body, headers, response_headers):  #
                 "stackTrace": traceback.format_exception(error)[-3:],
             }
         ).encode()
-    return json.dumps(result, ensure_ascii=False).encode()
+    # As the Lambda runtime does (json.dumps with its ASCII default): a lone surrogate kept from the
+    # input travels as a \u escape instead of failing to encode as UTF-8.
+    return json.dumps(result).encode()
 
 
 def _start_sync_execution(self):  # noqa: ANN001 - moto response method
@@ -106,7 +143,23 @@ def _start_sync_execution(self):  # noqa: ANN001 - moto response method
         response["error"] = str(execution.error)
     if execution.cause is not None:
         response["cause"] = str(execution.cause)
+    _notify(execution)
     return ActionResult(response)
+
+
+_programs: dict[str, Any] = {}
+
+
+def _evaluation_entrypoint(self):  # noqa: ANN001 - moto's ExecutionWorker method
+    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+
+    # The interpreter keeps every execution's state in its Environment (heap, stack, context), not
+    # in the program's components, so one parsed program serves every execution of a definition.
+    definition = self._evaluation_details.state_machine_details.definition
+    program = _programs.get(definition)
+    if program is None:
+        program = _programs[definition] = AmazonStateLanguageParser.parse(definition)[0]
+    return program
 
 
 def apply(*, fast_retries: bool = False) -> None:
@@ -117,8 +170,11 @@ def apply(*, fast_retries: bool = False) -> None:
             from moto.awslambda_simple.models import LambdaSimpleBackend
             from moto.stepfunctions.responses import StepFunctionResponse
 
+            from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+
             LambdaSimpleBackend.invoke = _invoke
             StepFunctionResponse.start_sync_execution = _start_sync_execution
+            ExecutionWorker._get_evaluation_entrypoint = _evaluation_entrypoint
             _applied = True
         if fast_retries:
             from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from agent_local.stack import LocalStack
-from agent_local.template import REPO_ROOT, load_template, resources_of_type
+from agent_local.template import REPO_ROOT, function_folder, load_template, resources_of_type
 
 EVENTS = REPO_ROOT / "events"
 # Which whole-turn input records which nodes (the first turn that reaches a node wins).
@@ -23,7 +23,7 @@ TURNS = ["knowledge_fa", "ambiguous", "account", "handoff"]
 
 def state_to_folder() -> dict[str, str]:
     functions = resources_of_type(load_template(), "AWS::Serverless::Function")
-    return {name.removesuffix("Function"): Path(f["Properties"]["CodeUri"]).name for name, f in functions.items()}
+    return {name.removesuffix("Function"): function_folder(name, f).name for name, f in functions.items()}
 
 
 def record(stack: LocalStack) -> dict[str, dict]:
@@ -31,7 +31,10 @@ def record(stack: LocalStack) -> dict[str, dict]:
     recorded: dict[str, dict] = {}
     for turn in TURNS:
         payload = json.loads((EVENTS / "turns" / f"{turn}.json").read_text(encoding="utf-8"))
-        response = stack.run_turn_raw(payload)
+        # A fixed execution name: the recorded execution_id is then the same at every recording.
+        response = stack.client("stepfunctions").start_sync_execution(
+            stateMachineArn=stack.state_machine_arn, name=f"evt-{turn}", input=json.dumps(payload, ensure_ascii=False)
+        )
         for event in stack.history(response["executionArn"]):
             details = event.get("stateEnteredEventDetails")
             if event["type"] == "TaskStateEntered" and details and details["name"] in folders:

@@ -21,7 +21,14 @@ import boto3
 from botocore.config import Config
 
 from agent_local import moto_patches
-from agent_local.template import REPO_ROOT, load_template, parameter_defaults, resources_of_type, state_machine
+from agent_local.template import (
+    REPO_ROOT,
+    function_folder,
+    load_template,
+    parameter_defaults,
+    resources_of_type,
+    state_machine,
+)
 
 REGION = "us-east-1"
 ROLE_NAME = "agent-local-role"
@@ -110,10 +117,12 @@ class LocalStack:
         self._create_state_machine()
         if self.persist:
             self._restore_tables()
+        moto_patches.on_execution_done(self._log_execution)
 
     def stop(self) -> None:
         if self.server is None:
             return
+        moto_patches.remove_execution_listener(self._log_execution)
         if self.persist:
             self._save_tables()
         self.server.stop()
@@ -145,6 +154,14 @@ class LocalStack:
     def history(self, execution_arn: str) -> list[dict[str, Any]]:
         events = self.client("stepfunctions").get_execution_history(executionArn=execution_arn, maxResults=1000)
         return events["events"]
+
+    def _log_execution(self, execution_arn: str, history: list[dict[str, Any]]) -> None:
+        """Every execution's events, as Step Functions writes them to CloudWatch Logs (see execution_log)."""
+        from agent_local.execution_log import LocalExecutionLog, history_to_log_events
+
+        events = history_to_log_events(history, execution_arn)
+        if events:
+            LocalExecutionLog(self.home).append(events)
 
     # -- resources -----------------------------------------------------------------------------
     def _resolve(self, value: Any) -> Any:
@@ -220,9 +237,9 @@ class LocalStack:
         with zipfile.ZipFile(archive, "w") as zf:
             zf.writestr("app.py", "def lambda_handler(event, context):\n    return event\n")
         lambda_client = self.client("lambda")
-        runtime = self.template["Globals"]["Function"]["Runtime"]
         for logical, resource in resources_of_type(self.template, "AWS::Serverless::Function").items():
-            folder = REPO_ROOT / resource["Properties"]["CodeUri"]
+            folder = function_folder(logical, resource)
+            runtime = resource["Properties"].get("Runtime", "python3.12")  # an image function has none
             name = f"agent-{logical}"
             lambda_client.create_function(
                 FunctionName=name, Runtime=runtime, Role=role, Handler="app.lambda_handler",

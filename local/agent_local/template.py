@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -49,3 +50,12 @@ def parameter_defaults(template: dict[str, Any]) -> dict[str, str]:
 def state_machine(template: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     (name, resource), = resources_of_type(template, "AWS::Serverless::StateMachine").items()
     return name, resource
+
+
+def function_folder(logical: str, resource: dict[str, Any]) -> Path:
+    """The folder of a function's handler: its CodeUri, or functions/<node> for an image function."""
+    code_uri = resource["Properties"].get("CodeUri")
+    if code_uri:
+        return REPO_ROOT / code_uri
+    node = re.sub(r"(?<!^)(?=[A-Z])", "_", logical.removesuffix("Function")).lower()
+    return REPO_ROOT / "functions" / node

@@ -33,6 +33,16 @@ class ConfigurationError(AgentError):
     code = "configuration"
 
 
+class IndexMissingError(ConfigurationError):
+    """The chunk collection does not exist: a deployment mistake, never "no answer".
+
+    The ASL turns it (like every non-transient error) into a system_error escalation; escalate
+    publishes the ConfigurationError metric, which an alarm watches.
+    """
+
+    code = "index_missing"
+
+
 class ModelOutputError(AgentError):
     """A model returned output that does not fit its schema after the allowed attempts."""
 

@@ -2,16 +2,24 @@
 
 Service name, namespace, log level and sampling come from the POWERTOOLS_* environment variables
 that template.yaml sets. The local stack sends logs to a file so that CLI output stays clean.
+
+Values that vary (an escalation reason, a verdict, a route, a node) are dimensions of one metric,
+never part of a metric name: `emit("Escalations", Reason="frustration")`. Each such metric is its
+own EMF record so that its dimensions do not spread to the other metrics of the invocation.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
 import warnings
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics.base import SingleMetric
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 
 def _log_handler() -> logging.Handler | None:
@@ -26,6 +34,25 @@ def _log_handler() -> logging.Handler | None:
 # Nodes that only move data publish no metric of their own; that is expected, not worth a warning.
 warnings.filterwarnings("ignore", message="No application metrics to publish")
 
-logger = Logger(logger_handler=_log_handler())
-tracer = Tracer()
-metrics = Metrics()
+# The template sets both; the defaults keep a process that imported this module before its
+# environment was set (the local stack, tests) from emitting metrics without a namespace.
+SERVICE = os.environ.get("POWERTOOLS_SERVICE_NAME") or "insurance-agent"
+NAMESPACE = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "InsuranceAgent"
+
+logger = Logger(service=SERVICE, logger_handler=_log_handler())
+tracer = Tracer(service=SERVICE)
+metrics = Metrics(service=SERVICE, namespace=NAMESPACE)
+
+
+def emit(name: str, value: float = 1, unit: MetricUnit = MetricUnit.Count, **dimensions: str) -> dict | None:
+    """Publish one metric with `dimensions` (plus `service`) as its own EMF record; returns the record
+    (None when metrics are disabled, as on the local stack)."""
+    if is_metrics_disabled():
+        return None
+    record = SingleMetric(service=SERVICE, namespace=NAMESPACE)
+    record.add_metric(name=name, unit=unit, value=value)
+    for key, dimension in dimensions.items():
+        record.add_dimension(name=key, value=str(dimension) or "none")
+    blob = record.serialize_metric_set()
+    print(json.dumps(blob, separators=(",", ":")), flush=True)  # EMF: CloudWatch reads stdout
+    return blob

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from agent_local.template import REPO_ROOT, load_template, resources_of_type, state_machine
+from agent_local.template import REPO_ROOT, function_folder, load_template, resources_of_type, state_machine
 
 ASL_PATH = REPO_ROOT / "statemachine" / "turn.asl.json"
 NODES = ["load_memory", "triage", "contextualize", "account", "retrieve", "grade", "clarify", "generate",
@@ -48,11 +48,11 @@ def test_every_task_calls_a_function_of_the_template(template):
     called = {s["Resource"].rsplit(":", 1)[-1] for s in asl["States"].values() if s["Type"] == "Task"}
     assert called == set(functions)
     for name, function in functions.items():
-        assert (REPO_ROOT / function["Properties"]["CodeUri"] / "app.py").exists(), name
+        assert (function_folder(name, function) / "app.py").exists(), name
 
 
 def test_one_function_per_node(template):
-    folders = {Path(f["Properties"]["CodeUri"]).name for f in resources_of_type(template, "AWS::Serverless::Function").values()}
+    folders = {function_folder(n, f).name for n, f in resources_of_type(template, "AWS::Serverless::Function").items()}
     assert folders == set(NODES)
 
 

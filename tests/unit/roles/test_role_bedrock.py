@@ -84,7 +84,7 @@ def test_triage(bedrock):
     request = bedrock.last
     assert request["modelId"] == SMALL
     assert tool_spec(request)["name"] == "TriageDecision"
-    assert tool_properties(request) == {"intent", "restricted", "restricted_category", "frustration"}
+    assert tool_properties(request) == {"intent", "asks_about_rule", "restricted", "restricted_category", "frustration"}
     assert request["toolConfig"]["toolChoice"] == {"tool": {"name": "TriageDecision"}}
     assert block_data(request, "user_message") == message
     assert block_data(request, "conversation")[0]["user"] == "سلام"
@@ -92,6 +92,56 @@ def test_triage(bedrock):
     assert result.intent == Intent.KNOWLEDGE and not result.restricted and not result.frustration
     # Language is decided by code: a mixed turn is answered in its dominant language.
     assert result.language == "en" and result.mixed_language
+
+
+def test_triage_scope_comes_from_the_corpus_topics(bedrock):
+    bedrock.tool("TriageDecision", {"intent": "knowledge", "asks_about_rule": True, "restricted": False,
+                                    "frustration": False})
+    topics = ["بیمه باربری (حمل کالا)", "cargo", "Cyber insurance for businesses"]
+    request = TriageRequest(message="کالای ما توی گمرک آسیب دید، چی کار کنیم؟", corpus_topics=topics, in_corpus=True)
+    result = bedrock.provider().triage(request)
+
+    sent = bedrock.last
+    assert block_data(sent, "corpus_topics") == topics
+    system = system_text(sent)
+    # Scope is the documents', not the word "insurance"; follow-ups of an answered question are in scope.
+    assert "<corpus_topics>" in system and 'not from the word "insurance"' in system
+    assert "short follow-up of an answered question" in system
+    assert "short follow-up" in tool_spec(sent)["inputSchema"]["json"]["properties"]["intent"]["description"]
+    assert result.intent == Intent.KNOWLEDGE and not result.restricted
+
+
+def test_triage_asking_about_a_rule_is_not_a_request_to_act(bedrock):
+    bedrock.tool("TriageDecision", {"intent": "knowledge", "asks_about_rule": True, "restricted": False,
+                                    "frustration": False})
+    result = bedrock.provider().triage(TriageRequest(message="مرور زمان شکایت از بیمه چند ساله؟"))
+
+    sent = bedrock.last
+    system = system_text(sent)
+    assert "Asking about the rule of one of them is not restricted" in system
+    properties = tool_spec(sent)["inputSchema"]["json"]["properties"]
+    assert "a question about the rule of one of them is not restricted" in properties["restricted"]["description"]
+    assert "asks how something works" in properties["asks_about_rule"]["description"]
+    # asks_about_rule is decided before restricted: the model weighs the distinction first.
+    order = list(properties)
+    assert order.index("asks_about_rule") < order.index("restricted")
+    assert not result.restricted and result.restricted_category is None
+
+
+def test_triage_policy_comes_before_a_pick_of_the_offered_options(bedrock):
+    bedrock.tool("TriageDecision", {"intent": "knowledge", "asks_about_rule": False, "restricted": True,
+                                    "restricted_category": "cancellation", "frustration": False})
+    options = [ClarifyOption(label="بیمه شخص ثالث", file_id="a"), ClarifyOption(label="بیمه بدنه", file_id="b")]
+    history = [HistoryTurn(message="فرانشیز چنده؟", reply="کدام بیمه؟", status="clarify", query="فرانشیز",
+                           options=options)]
+    result = bedrock.provider().triage(TriageRequest(message="شخص ثالث رو فسخ کنید", history=history))
+
+    sent = bedrock.last
+    assert block_data(sent, "conversation")[0]["options_offered"] == ["بیمه شخص ثالث", "بیمه بدنه"]
+    assert "Policy comes before everything else, also after a clarifying question" in system_text(sent)
+    assert "Decided before any pick" in tool_spec(sent)["inputSchema"]["json"]["properties"]["restricted"][
+        "description"]
+    assert result.restricted and result.restricted_category == "cancellation"
 
 
 def test_triage_restricted_without_a_known_category_still_escalates(bedrock):

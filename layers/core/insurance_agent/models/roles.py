@@ -52,6 +52,10 @@ class TriageRequest(BaseModel):
     message: str
     history: list[HistoryTurn] = Field(default_factory=list)
     locale: str | None = None
+    # What the tenant's corpus (as the caller may read it) is about: titles, products, domains.
+    corpus_topics: list[str] = Field(default_factory=list)
+    # Whether the message's own words occur in that corpus (retrieval/topics.py); None: unknown.
+    in_corpus: bool | None = None
 
 
 class TriageResult(BaseModel):

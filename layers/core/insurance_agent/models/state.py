@@ -70,6 +70,9 @@ class TurnState(BaseModel):
     escalation_reason: str | None = None
     error: dict[str, Any] | None = None
     trace: StateTrace = Field(default_factory=StateTrace)
+    # Requests sent to a model service by the node runs this state went through (invocations.py).
+    # Top level, not in `counters`: the ASL's counting Pass states rebuild `counters` field by field.
+    model_invocations: int = 0
     reply: TurnReply | None = None
 
     def require_turn(self) -> TurnInput:

@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import json
 import re
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 MAX_MESSAGE_CHARS = 2000
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
+# Ids and roles are compared exactly: no stripping, no case folding (a padded id is another id, and
+# an invalid one rather than a silent alias). `\Z`, not `$`, so that a trailing newline never passes.
+ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}\Z")
 KNOWN_ROLES = ("user", "officer", "admin")
+DOMAIN_PATTERN = re.compile(r"[a-z_]{1,32}\Z")
+# A short BCP-47 tag (language, optional script/region/variant): "fa", "fa-IR", "en-US", "fa-Arab-IR".
+LOCALE_PATTERN = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8}){0,3}\Z")
+# Checked on the raw input before any other work: a turn is a few KB at most.
+MAX_INPUT_BYTES = 16_384
+MAX_INPUT_DEPTH = 4
+FIELDS = ("thread_id", "turn_id", "user_id", "tenant_id", "roles", "domain", "message", "locale")
+# Characters a chat message never needs: C0/C1 controls other than tab and line breaks, lone
+# surrogates, and the bidi overrides/isolates that make displayed text differ from stored text.
+_FORBIDDEN_TEXT = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069\ufffe\uffff]"
+)
 
 Language = Literal["fa", "en"]
 
@@ -38,12 +53,17 @@ class RefusalCode(str, Enum):
     THREAD_NOT_OWNED = "thread_not_owned"
     THREAD_HANDED_OFF = "thread_handed_off"
     DUPLICATE_TURN = "duplicate_turn"
+    TURN_NOT_OWNED = "turn_not_owned"
 
 
 class TurnInput(BaseModel):
-    """Execution input. Identity and scope are set by the backend, never taken from user text."""
+    """Execution input. Identity and scope are set by the backend, never taken from user text.
 
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    Strict: no type coercion, no unknown fields, nothing stripped. Use `parse_turn_input` on raw
+    input: it checks size and depth first and names the offending field.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     thread_id: str
     turn_id: str
@@ -64,17 +84,121 @@ class TurnInput(BaseModel):
     @field_validator("roles")
     @classmethod
     def _known_roles(cls, value: list[str]) -> list[str]:
-        unknown = sorted(set(value) - set(KNOWN_ROLES))
+        unknown = [role for role in value if role not in KNOWN_ROLES]
         if unknown:
-            raise ValueError(f"unknown roles: {', '.join(unknown)}")
+            raise ValueError("unknown role")
         return sorted(set(value), key=KNOWN_ROLES.index)
 
     @field_validator("domain")
     @classmethod
     def _domain_shape(cls, value: str | None) -> str | None:
-        if value is not None and not re.match(r"^[a-z_]{1,32}$", value):
+        if value is not None and not DOMAIN_PATTERN.match(value):
             raise ValueError("must be a lower-case domain name")
         return value
+
+    @field_validator("message")
+    @classmethod
+    def _message_text(cls, value: str) -> str:
+        if _FORBIDDEN_TEXT.search(value):
+            raise ValueError("contains control, bidi-override or unpaired surrogate characters")
+        if not value.strip():
+            raise ValueError("is blank")
+        return value
+
+    @field_validator("locale")
+    @classmethod
+    def _locale_shape(cls, value: str | None) -> str | None:
+        if value is not None and not LOCALE_PATTERN.match(value):
+            raise ValueError("must be a short BCP-47 language tag such as fa or en-US")
+        return value
+
+
+class InputProblem(BaseModel):
+    """Why a raw turn input was refused: the field (a top-level name, or `input`) and a fixed code."""
+
+    field: str
+    problem: Literal[
+        "too_large", "too_deep", "not_an_object", "unknown_field", "missing", "wrong_type", "too_long", "invalid_value"
+    ]
+
+
+def _shape_problem(raw: Any) -> InputProblem | None:
+    """Size and nesting of the raw input, measured iteratively (no recursion, stops early)."""
+    if not isinstance(raw, dict):
+        return InputProblem(field="input", problem="not_an_object")
+    size = 0
+    stack: list[tuple[Any, int]] = [(raw, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_INPUT_DEPTH:
+            return InputProblem(field="input", problem="too_deep")
+        if isinstance(value, dict):
+            size += 2 + len(value)
+            for key, item in value.items():
+                size += len(str(key)) * 4 + 4
+                stack.append((item, depth + 1))
+        elif isinstance(value, list):
+            size += 2 + len(value)
+            stack.extend((item, depth + 1) for item in value)
+        elif isinstance(value, str):
+            size += len(value) * 4 + 2  # an upper bound of its UTF-8 size, without encoding it
+        else:
+            size += 24
+        if size > 4 * MAX_INPUT_BYTES:
+            return InputProblem(field="input", problem="too_large")
+    # The cheap bound passed; measure the real JSON size (surrogates counted, never raised on).
+    encoded = json.dumps(raw, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+    if len(encoded) > MAX_INPUT_BYTES:
+        return InputProblem(field="input", problem="too_large")
+    return None
+
+
+_PROBLEM_OF_TYPE = {"missing": "missing", "extra_forbidden": "unknown_field"}
+_SAFE_FIELD = re.compile(r"[a-z_]{1,32}\Z")
+
+
+def _problem_of(error: dict[str, Any]) -> InputProblem:
+    loc = error.get("loc") or ()
+    name = str(loc[0]) if loc else "input"
+    kind = str(error.get("type", ""))
+    if kind == "extra_forbidden":
+        # Never echo a key the caller made up unless it is a plain name.
+        return InputProblem(field=name if _SAFE_FIELD.match(name) else "input", problem="unknown_field")
+    if name not in FIELDS:
+        name = "input"
+    if kind in _PROBLEM_OF_TYPE:
+        problem = _PROBLEM_OF_TYPE[kind]
+    elif kind.endswith("_type") or kind.endswith("_parsing"):
+        problem = "wrong_type"
+    elif kind.endswith("_too_long"):
+        problem = "too_long"
+    else:
+        problem = "invalid_value"
+    return InputProblem(field=name, problem=problem)
+
+
+def parse_turn_input(raw: Any) -> TurnInput | InputProblem:
+    """The validated turn, or the first problem found (size and depth before anything else)."""
+    problem = _shape_problem(raw)
+    if problem is not None:
+        return problem
+    try:
+        return TurnInput.model_validate(raw)
+    except ValidationError as error:
+        errors = error.errors(include_url=False, include_input=False)
+        # Report fields in contract order so that the answer is stable whatever pydantic's order.
+        problems = [_problem_of(e) for e in errors]
+        problems.sort(key=lambda p: FIELDS.index(p.field) if p.field in FIELDS else len(FIELDS))
+        return problems[0]
+
+
+def safe_turn_id(raw: Any) -> str:
+    """The caller's turn_id if it is a valid id, else "" (a refusal never echoes arbitrary text)."""
+    if isinstance(raw, dict):
+        value = raw.get("turn_id")
+        if isinstance(value, str) and ID_PATTERN.match(value):
+            return value
+    return ""
 
 
 class Citation(BaseModel):
@@ -107,6 +231,7 @@ class Trace(BaseModel):
     path: list[str] = Field(default_factory=list)
     llm_calls: int = 0
     retrieval_rounds: int = 0
+    model_invocations: int = 0
 
 
 class TurnReply(BaseModel):
@@ -120,5 +245,9 @@ class TurnReply(BaseModel):
     reason: EscalationReason | None = None
     handoff_context: HandoffContext | None = None
     error: RefusalCode | None = None
+    # With error=invalid_input: the offending field (a contract field name, or `input` for the whole
+    # input) and what is wrong with it.
+    field: str | None = None
+    problem: str | None = None
     turn_id: str = ""
     trace: Trace = Field(default_factory=Trace)

@@ -6,7 +6,7 @@ from typing import Any
 
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.state import TurnState
-from insurance_agent.models.turn import Trace, TurnReply
+from insurance_agent.models.turn import Trace, TurnReply, safe_turn_id
 from insurance_agent.store import turns
 
 
@@ -26,8 +26,8 @@ def chunks_of(stored: dict[str, Any]) -> list[RetrievedChunk]:
 
 def with_trace(state: TurnState, reply: TurnReply) -> TurnReply:
     """The reply with the turn id and the path the execution took through the graph."""
-    raw_id = state.input.get("turn_id", "") if isinstance(state.input, dict) else ""
-    turn_id = state.turn.turn_id if state.turn else (raw_id[:128] if isinstance(raw_id, str) else "")
+    # An unvalidated turn_id is echoed only when it is a valid id (never markup or control text).
+    turn_id = state.turn.turn_id if state.turn else safe_turn_id(state.input)
     return reply.model_copy(
         update={
             "turn_id": turn_id,
@@ -36,6 +36,7 @@ def with_trace(state: TurnState, reply: TurnReply) -> TurnReply:
                 path=list(state.trace.path),
                 llm_calls=state.counters.llm_calls,
                 retrieval_rounds=state.counters.retrieval_rounds,
+                model_invocations=state.model_invocations,
             ),
         }
     )

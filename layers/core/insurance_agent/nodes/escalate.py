@@ -5,19 +5,18 @@ It performs no transfer: the backend turns status=escalate into its existing hum
 
 from __future__ import annotations
 
-from pydantic import ValidationError
-
-from insurance_agent.errors import ThreadNotOwnedError
+from insurance_agent.errors import InvalidInputError, ThreadNotOwnedError
 from insurance_agent.models.roles import HistoryTurn
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import (
     EscalationReason,
     HandoffContext,
+    InputProblem,
     RefusalCode,
     Status,
     TopChunk,
-    TurnInput,
     TurnReply,
+    parse_turn_input,
 )
 from insurance_agent.nodes import messages
 from insurance_agent.nodes.common import chunks_of, with_trace
@@ -26,6 +25,8 @@ from insurance_agent.store import threads, turns
 from insurance_agent.store.threads import TurnEntry
 
 SUMMARY_CHARS = 900
+# Lambda errorTypes (class names) of deployment mistakes.
+CONFIGURATION_ERRORS = ("ConfigurationError", "IndexMissingError")
 TOP_CHUNKS = 5
 
 
@@ -52,17 +53,35 @@ def _reason(state: TurnState) -> EscalationReason:
 def run(state: TurnState) -> TurnState:
     reason = _reason(state)
     if state.error:
-        logger.error("node failed; escalating", extra={"error_type": state.error.get("type") or state.error.get("Error")})
+        error_type = state.error.get("type") or state.error.get("Error")
+        logger.error("node failed; escalating", extra={"error_type": error_type})
+        if error_type in CONFIGURATION_ERRORS:
+            # A deployment mistake (e.g. no chunk collection), not a miss: its own metric and alarm.
+            metrics.add_metric(name="ConfigurationError", unit="Count", value=1)
+    owner = None
     if state.turn is None:
-        try:
-            state.turn = TurnInput.model_validate(state.input)
-        except ValidationError:
+        # load_memory itself failed: the input is the raw execution input plus the caught error.
+        raw = state.input
+        if isinstance(raw, dict):
+            raw = {key: value for key, value in raw.items() if key != "error"}
+        parsed = parse_turn_input(raw)
+        state.input = {}
+        if isinstance(parsed, InputProblem):
             state.reply = with_trace(state, TurnReply(
                 status=Status.REFUSED, message=messages.refusal(RefusalCode.INVALID_INPUT, state.language),
-                error=RefusalCode.INVALID_INPUT))
+                error=RefusalCode.INVALID_INPUT, field=parsed.field, problem=parsed.problem))
             return state
+        state.turn = parsed
+        owner = turns.TurnOwner(tenant_id=parsed.tenant_id, user_id=parsed.user_id, roles=parsed.roles)
     turn = state.turn
     stored = turns.get_parts(turn.turn_id, turn.thread_id)
+    committed = threads.get_thread(turn.thread_id)
+    if stored.get("reply") and committed and committed.owned_by(turn.tenant_id, turn.user_id) \
+            and turn.turn_id in committed.turn_ids:
+        # The turn was already committed (its node failed after the write, or this node is retried):
+        # the user gets what the thread records, as a replay would, not a second, different outcome.
+        state.reply = TurnReply.model_validate(stored["reply"])
+        return state
     history = [HistoryTurn.model_validate(h) for h in stored.get("history", [])]
     chunks = sorted(chunks_of(stored), key=lambda c: c.score, reverse=True)[:TOP_CHUNKS]
     context = HandoffContext(
@@ -83,7 +102,13 @@ def run(state: TurnState) -> TurnState:
                                       status=reply.status.value, query=context.rewritten_query,
                                       language=reply.language, at=threads.dynamo.now()))
 
-    turns.put_parts(turn.turn_id, turn.thread_id, reply=reply.model_dump(mode="json"))
+    try:
+        turns.put_parts(turn.turn_id, turn.thread_id, owner=owner, reply=reply.model_dump(mode="json"))
+    except InvalidInputError:
+        state.reply = with_trace(state, TurnReply(
+            status=Status.REFUSED, message=messages.refusal(RefusalCode.TURN_NOT_OWNED, state.language),
+            error=RefusalCode.TURN_NOT_OWNED))
+        return state
     try:
         threads.update_thread(thread_id=turn.thread_id, tenant_id=turn.tenant_id, user_id=turn.user_id,
                               turn_id=turn.turn_id, mutate=latch, allow_handed_off=True)
@@ -92,9 +117,7 @@ def run(state: TurnState) -> TurnState:
             status=Status.REFUSED, message=messages.refusal(RefusalCode.THREAD_NOT_OWNED, state.language),
             error=RefusalCode.THREAD_NOT_OWNED))
         return state
-    metrics.add_metric(name=f"Escalation_{reason.value}", unit="Count", value=1)
-    metrics.add_metric(name="TurnEscalated", unit="Count", value=1)
-    metrics.add_metric(name="TurnCompleted", unit="Count", value=1)
+    turns.mark_committed(turn.turn_id, turn.thread_id)
     metrics.add_metric(name="LlmCallsPerTurn", unit="Count", value=state.counters.llm_calls)
     state.reply = reply
     return state

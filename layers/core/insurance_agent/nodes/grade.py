@@ -10,7 +10,7 @@ from insurance_agent.config import get_settings
 from insurance_agent.models.roles import ChunkRelevance, GradeRequest, GradeVerdict
 from insurance_agent.models.state import TurnState
 from insurance_agent.nodes.common import chunks_of, parts, save
-from insurance_agent.observability import metrics
+from insurance_agent.observability import emit, metrics
 from insurance_agent.policy.decisive import decisive_top_hit
 from insurance_agent.policy.options import clarify_options
 from insurance_agent.roles.base import get_provider
@@ -40,5 +40,5 @@ def run(state: TurnState) -> TurnState:
     state.grade = verdict.value
     save(state, grade={"verdict": verdict.value, "relevance": [r.model_dump() for r in relevance]},
          options=[o.model_dump() for o in options])
-    metrics.add_metric(name=f"Grade_{verdict.value}", unit="Count", value=1)
+    emit("Verdicts", Node="grade", Verdict=verdict.value)
     return state

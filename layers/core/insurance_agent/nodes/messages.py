@@ -21,6 +21,10 @@ _REFUSALS = {
         "این پیام پیش‌تر دریافت شده است.",
         "This message was already received.",
     ),
+    RefusalCode.TURN_NOT_OWNED: (
+        "این پیام با شناسه‌ای فرستاده شده که در دسترس شما نیست. لطفاً دوباره بفرستید.",
+        "This message was sent with an id that is not available to you. Please send it again.",
+    ),
 }
 
 _HANDOFF_FA = "گفتگوی شما را به یکی از کارشناسان ما می‌سپارم تا دقیق‌تر راهنمایی‌تان کند."

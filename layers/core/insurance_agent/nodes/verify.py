@@ -7,7 +7,7 @@ from insurance_agent.models.roles import GenerateResult, VerifyRequest
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import Citation, Status, TurnReply
 from insurance_agent.nodes.common import chunks_of, parts, save, with_trace
-from insurance_agent.observability import metrics
+from insurance_agent.observability import emit
 from insurance_agent.roles.base import get_provider
 
 
@@ -37,7 +37,7 @@ def run(state: TurnState) -> TurnState:
     else:
         grounded = False  # a guard already failed: no model call can make this draft safe
     state.verify.grounded = grounded
-    metrics.add_metric(name="Grounded" if grounded else "Ungrounded", unit="Count", value=1)
+    emit("Verdicts", Node="verify", Verdict="grounded" if grounded else "ungrounded")
     if grounded:
         citations = [Citation(chunk_id=c.chunk_id, file_id=c.file_id, title=c.title) for c in cited]
         state.reply = with_trace(state, TurnReply(status=Status.ANSWER, message=result.answer, citations=citations))

@@ -11,7 +11,7 @@ from insurance_agent.nodes.common import parts, save, with_trace
 from insurance_agent.observability import metrics
 from insurance_agent.models.roles import DocumentLabel
 from insurance_agent.policy.memory import extract_facts
-from insurance_agent.store import profiles, threads
+from insurance_agent.store import profiles, threads, turns
 from insurance_agent.store.threads import TurnEntry
 
 
@@ -53,12 +53,13 @@ def run(state: TurnState) -> TurnState:
         state.reply = with_trace(state, TurnReply(status=Status.REFUSED, message=messages.refusal(code, state.language), error=code))
         return state
 
+    turns.mark_committed(turn.turn_id, turn.thread_id)
+
     if reply.status == Status.ANSWER and state.route in ("knowledge", "account"):
         # The tenant's products: the metadata of the documents this turn retrieved (never a fixed list).
         retrieved = [c for c in chunks.values() if not str(c.get("chunk_id", "")).startswith("account:")]
         facts = extract_facts(turn.message, retrieved)
         profiles.remember(turn.tenant_id, turn.user_id, turn.turn_id, facts, reply.language)
-    metrics.add_metric(name="TurnCompleted", unit="Count", value=1)
     metrics.add_metric(name="LlmCallsPerTurn", unit="Count", value=state.counters.llm_calls)
     metrics.add_metric(name="RetrievalRounds", unit="Count", value=state.counters.retrieval_rounds)
     state.reply = reply

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from insurance_agent.lexical import query_concepts, text_terms
 from insurance_agent.models.turn import ClarifyOption
+from insurance_agent.policy.terms import terms as word_analysis
 from insurance_agent.text import tokens
 
 _ORDINALS: dict[int, tuple[str, ...]] = {
@@ -84,11 +84,12 @@ def pick_option(message: str, options: Sequence[ClarifyOption]) -> ClarifyOption
 def _pick_by_words(message: str, options: Sequence[ClarifyOption]) -> ClarifyOption | None:
     if len([w for w in tokens(message) if w not in _PICK_FILLER]) > _MAX_PICK_WORDS:
         return None
-    concepts = query_concepts(message)
+    analysis = word_analysis()
+    concepts = analysis.query_concepts(message)
     if not concepts:
         return None
     option_terms = [
-        text_terms(" ".join(filter(None, [o.label, o.title, (o.domain or "").replace("_", " ")]))) for o in options
+        analysis.text_terms(" ".join(filter(None, [o.label, o.title, (o.domain or "").replace("_", " ")]))) for o in options
     ]
     scores = []
     for terms in option_terms:

@@ -2,7 +2,7 @@
 
 The top hit is *decisive* when (1) its score leads every hit of another document or product by at
 least `margin`, relative to its own score, and (2) its title, heading and text together cover every
-concept of the query (lexical.py: stems, the bilingual glossary, colloquial synonyms). When another
+concept of the query (policy/terms.py: the configured provider's word analysis). When another
 product scores close to the top, the evidence may be the ambiguity case (which product does the
 user mean?), so the shortcut never applies there: the grade role judges it.
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from insurance_agent.lexical import metadata_text, query_concepts, text_terms
 from insurance_agent.models.chunks import RetrievedChunk
+from insurance_agent.policy.terms import metadata_text, terms
 
 
 def _document(chunk: RetrievedChunk) -> str:
@@ -33,8 +33,9 @@ def decisive_top_hit(query: str, chunks: Sequence[RetrievedChunk], margin: float
     rival = next((chunk for chunk in ranked[1:] if _document(chunk) != _document(top)), None)
     if rival is not None and (top.score - rival.score) / top.score < margin:
         return False
-    concepts = query_concepts(query)
+    analysis = terms()
+    concepts = analysis.query_concepts(query)
     if not concepts:
         return False
-    terms = text_terms(f"{metadata_text(top)}\n{top.heading or ''}\n{top.text}")
-    return all(concept.covered_by(terms) for concept in concepts)
+    covered = analysis.text_terms(f"{metadata_text(top)}\n{top.heading or ''}\n{top.text}")
+    return all(concept.covered_by(covered) for concept in concepts)

@@ -7,9 +7,20 @@ The policy is a YAML file (packaged default: `policy/data/escalation_policy.yaml
     restricted_intents:            # intents we never automate: disputes, complaints, cancellations...
       - name: claim_dispute
         description: ...
-        patterns: {fa: [regex, ...], en: [regex, ...]}
+        patterns: {fa: [regex, ...], en: [regex, ...]}   # the user acts or reports their own case
+        topics: {fa: [...], en: [...]}                   # optional: words of the intent (appeal, court)
+    information_question: {fa: [...], en: [...]}  # optional: the message asks how something works
+    action_request: {fa: [...], en: [...]}        # optional: the user asks us to act / states intent
     frustration: {fa: [...], en: [...]}   # explicit dissatisfaction
     handoff: {fa: [...], en: [...]}       # "connect me to a person"
+    handoff_topics: {fa: [...], en: [...]}  # optional: bare words ("operator"), not in a question
+
+Asking about a rule is not asking us to act: «مرور زمان شکایت از بیمه چند سال است؟» is answered
+from the documents, «می‌خواهم شکایت کنم» is escalated. So an intent's `patterns` (first-person
+acts, demands, threats, reports of the user's own case) always match, while its `topics` (the
+nouns and verbs of the subject: complaint, appeal, court, cancel) match only when the message is
+not an information question: a question form (`information_question`) with no request or stated
+intent to act (`action_request`).
 
 Patterns are Python regexes matched with re.IGNORECASE against `normalize(text)`. Both languages'
 patterns are tried on every message (users mix languages). The file is validated when it is
@@ -32,6 +43,7 @@ from insurance_agent.errors import ConfigurationError
 from insurance_agent.text import normalize
 
 DEFAULT_POLICY_FILE = Path(__file__).parent / "data" / "escalation_policy.yaml"
+MIN_QUESTION_WORDS = 3
 
 # Character-level spellings that `normalize` rewrites in the text; applied to the patterns too so a
 # pattern written with Arabic ي/ك, Persian digits or a half-space still matches. Only literal
@@ -89,6 +101,7 @@ class RestrictedIntent(BaseModel):
     name: str = Field(min_length=1, pattern=r"^[a-z][a-z0-9_]*$")
     description: str = Field(min_length=1)
     patterns: PatternSet
+    topics: PatternSet | None = None
 
 
 class EscalationPolicy(BaseModel):
@@ -98,8 +111,11 @@ class EscalationPolicy(BaseModel):
 
     version: Literal[1] = 1
     restricted_intents: list[RestrictedIntent] = Field(min_length=1)
+    information_question: PatternSet | None = None
+    action_request: PatternSet | None = None
     frustration: PatternSet
     handoff: PatternSet
+    handoff_topics: PatternSet | None = None
 
     @field_validator("restricted_intents")
     @classmethod
@@ -136,15 +152,40 @@ class EscalationPolicy(BaseModel):
     # -- matching ---------------------------------------------------------------------------------
 
     def restricted_category(self, text: str) -> str | None:
-        """Name of the first restricted intent (file order) whose patterns match, else None."""
+        """Name of the first restricted intent (file order) whose action patterns match; else the
+        first whose topic words match, unless the message only asks about the rule; else None."""
         normalized = normalize(text)
         for intent in self.restricted_intents:
             if intent.patterns.search(normalized):
                 return intent.name
+        topical = [intent for intent in self.restricted_intents if intent.topics and intent.topics.search(normalized)]
+        if topical and not self._asks_about_rule(normalized):
+            return topical[0].name
         return None
 
+    def asks_about_rule(self, text: str) -> bool:
+        """An information question ("how long do I have to appeal?") with no request to act."""
+        return self._asks_about_rule(normalize(text))
+
+    def requests_action(self, text: str) -> bool:
+        """The user asks us to do something or states that they will ("I want to...", «لغو کنید»)."""
+        return bool(self.action_request and self.action_request.search(normalize(text)))
+
+    def _asks_about_rule(self, normalized: str) -> bool:
+        if len(normalized.split()) < MIN_QUESTION_WORDS:
+            return False  # "operator?", "appeal?": too short to be a question about a rule
+        if self.information_question is None or not self.information_question.search(normalized):
+            return False
+        return not (self.action_request and self.action_request.search(normalized))
+
     def asks_for_human(self, text: str) -> bool:
-        return self.handoff.search(normalize(text))
+        """The hand-off lexicon; its bare words ("operator") only outside a question about a rule."""
+        normalized = normalize(text)
+        if self.handoff.search(normalized):
+            return True
+        return bool(self.handoff_topics and self.handoff_topics.search(normalized)) and not self._asks_about_rule(
+            normalized
+        )
 
     def explicit_frustration(self, text: str) -> bool:
         return self.frustration.search(normalize(text))

@@ -15,7 +15,8 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from insurance_agent.policy.escalation import EscalationPolicy, load_policy
-from insurance_agent.text import content_terms, normalize, tokens
+from insurance_agent.policy.terms import terms
+from insurance_agent.text import normalize, tokens
 
 REPEAT_WINDOW = 3
 JACCARD_THRESHOLD = 0.8
@@ -79,13 +80,17 @@ _ACK_WORDS = {
 _QUESTION_WORDS = "چقدر چقدره چقد چنده چند چیه چیست چی چطور چطوره چطوری کدوم کدومه کدام آیا مگه میشه"
 
 
-@lru_cache(maxsize=1)
 def _question_terms() -> frozenset[str]:
-    return frozenset(content_terms(_QUESTION_WORDS))
+    return _question_terms_of(terms())
+
+
+@lru_cache(maxsize=4)
+def _question_terms_of(analysis) -> frozenset[str]:  # noqa: ANN001 - a policy.terms.Terms
+    return frozenset(analysis.content_terms(_QUESTION_WORDS))
 
 
 def _terms(text: str) -> set[str]:
-    return set(content_terms(text)) - _question_terms()
+    return set(terms().content_terms(text)) - _question_terms()
 
 
 def _canonical(text: str) -> str:
@@ -98,7 +103,7 @@ def is_trivial(message: str) -> bool:
     if not words or all(word.isdigit() or word in _PICK_WORDS or word in _ACK_WORDS for word in words):
         return True
     letters = sum(char.isalpha() for char in normalize(message))
-    return letters < MIN_LETTERS or len(set(content_terms(message))) < MIN_CONTENT_TERMS
+    return letters < MIN_LETTERS or len(set(terms().content_terms(message))) < MIN_CONTENT_TERMS
 
 
 def near_duplicate(message: str, previous: str) -> bool:

@@ -15,11 +15,11 @@ from typing import Any
 from qdrant_client import models
 
 from insurance_agent.config import get_settings
-from insurance_agent.errors import InvalidInputError
+from insurance_agent.errors import IndexMissingError, InvalidInputError
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.retrieval import index
 from insurance_agent.retrieval.access import allowed_audiences, require_tenant
-from insurance_agent.retrieval.chunking import HEADING_SEPARATOR
+from insurance_agent.retrieval.chunking import HEADING_SEPARATOR, encoder_text
 from insurance_agent.retrieval.embeddings import (
     DENSE_VECTOR,
     LATE_VECTOR,
@@ -72,7 +72,9 @@ def search(
         return []  # nothing is readable: do not even ask Qdrant
     constraints = _constraints(tenant_id, audiences, domain, _parse_scope(scope))
     if not index.collection_exists():
-        return []
+        raise IndexMissingError(
+            f"the chunk collection {settings.collection!r} does not exist: ingest documents first (agent ingest)"
+        )
 
     security = models.Filter(must=list(constraints.values()))
     limit = max(settings.prefetch_limit, k)
@@ -80,10 +82,10 @@ def search(
     dense_query = None
     if "dense" in legs:
         dense = dense_encoder()
-        dense_query = dense.embed_query(text)
+        dense_query = dense.embed_query(encoder_text(text))
         prefetch.append(models.Prefetch(query=dense_query, using=DENSE_VECTOR, filter=security, limit=limit))
     if "sparse" in legs:
-        sparse = sparse_encoder().embed_query(text)
+        sparse = sparse_encoder().embed_query(encoder_text(text))
         if sparse.indices:  # a query of stopwords only has no BM25 terms; the dense leg still runs
             prefetch.append(models.Prefetch(query=sparse, using=SPARSE_VECTOR, filter=security, limit=limit))
     if not prefetch:
@@ -122,6 +124,9 @@ def search(
             continue
         seen.add(payload["chunk_id"])
         hits.append(RetrievedChunk(**payload, score=point.score))
+    if not response.points and not index.tenant_has_chunks(tenant_id):
+        # Legitimate (a tenant not onboarded yet) but worth an operator's look.
+        logger.warning("tenant has no chunks in the collection", extra={"tenant_id": tenant_id})
     return _expand(hits, tenant_id, audiences, constraints, settings.context_window)
 
 

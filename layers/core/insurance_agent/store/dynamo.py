@@ -9,7 +9,14 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import ClientError, EndpointConnectionError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+)
 
 from insurance_agent.errors import TransientError
 
@@ -35,8 +42,12 @@ def table(name: str):
     return resource().Table(name)
 
 
-def is_condition_failure(error: ClientError) -> bool:
-    return error.response.get("Error", {}).get("Code") in (
+# What a DynamoDB call can raise: a service error, or a transport failure (timeouts, dropped connections).
+STORE_ERRORS = (ClientError, BotoCoreError)
+
+
+def is_condition_failure(error: Exception) -> bool:
+    return (getattr(error, "response", None) or {}).get("Error", {}).get("Code") in (
         "ConditionalCheckFailedException",
         "TransactionCanceledException",
     )
@@ -44,8 +55,11 @@ def is_condition_failure(error: ClientError) -> bool:
 
 def raise_typed(error: Exception) -> None:
     """Turn throttling and connectivity failures into TransientError (retried by the ASL)."""
-    if isinstance(error, EndpointConnectionError):
+    if isinstance(error, EndpointConnectionError | ConnectTimeoutError):
         raise TransientError("state store unreachable") from error
+    if isinstance(error, ReadTimeoutError | ConnectionClosedError):
+        # A slow or dropped response after botocore's own retries: worth a fresh attempt, not a crash.
+        raise TransientError("state store timed out") from error
     if isinstance(error, ClientError) and error.response.get("Error", {}).get("Code") in _THROTTLING:
         raise TransientError("state store throttled") from error
     raise error

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-from botocore.exceptions import ClientError
 from pydantic import BaseModel, Field
 
 from insurance_agent.config import get_settings
@@ -77,7 +76,7 @@ def remember(
                 ExpressionAttributeValues={":v": previous},
             )
             return profile
-        except ClientError as error:
+        except dynamo.STORE_ERRORS as error:
             if not dynamo.is_condition_failure(error):
                 dynamo.raise_typed(error)
     return get_profile(tenant_id, user_id)

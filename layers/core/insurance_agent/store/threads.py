@@ -10,7 +10,6 @@ import json
 from collections.abc import Callable
 from typing import Literal
 
-from botocore.exceptions import ClientError
 from pydantic import BaseModel, Field
 
 from insurance_agent.config import get_settings
@@ -113,7 +112,7 @@ def update_thread(
         try:
             table.put_item(Item=_to_item(record), **condition)
             return record
-        except ClientError as error:
+        except dynamo.STORE_ERRORS as error:
             if dynamo.is_condition_failure(error):
                 continue  # someone else wrote first: re-read and re-apply
             dynamo.raise_typed(error)

@@ -2,6 +2,11 @@
 
 The execution payload carries only ids and verdicts; the bulky data lives here with a TTL.
 Each part is one JSON-string attribute, so floats need no Decimal conversion.
+
+The record is also the turn's idempotency key for as long as it lives: load_memory creates it with
+the caller's identity (tenant, user, thread, roles) under a condition, so a turn_id can belong to
+one caller only, and the turn's commit marks it `committed_at`; a committed record is replayed,
+never run again.
 """
 
 from __future__ import annotations
@@ -9,7 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from botocore.exceptions import ClientError
+from pydantic import BaseModel
+
 
 from insurance_agent.config import get_settings
 from insurance_agent.errors import InvalidInputError
@@ -21,31 +27,105 @@ PARTS = (
 )
 
 
-def put_parts(turn_id: str, thread_id: str, **parts: Any) -> None:
-    """Write the given parts of a turn; a turn_id can only ever belong to one thread."""
+# A turn record must stay far below DynamoDB's 400 KB item limit whatever the documents hold.
+# Chunk texts are bounded by the chunker and messages by the contract; this per-part bound is the
+# backstop that turns a bug upstream into a clean system_error instead of a failed write.
+MAX_PART_BYTES = 96_000
+
+
+class TurnOwner(BaseModel):
+    """Who a turn_id belongs to: a replay must come from exactly this caller."""
+
+    tenant_id: str
+    user_id: str
+    roles: list[str]
+
+    def roles_key(self) -> str:
+        return ",".join(self.roles)
+
+
+class TurnRecordMeta(BaseModel):
+    """The identity and commit state of a live turn record."""
+
+    thread_id: str
+    tenant_id: str | None = None
+    user_id: str | None = None
+    roles: str | None = None
+    committed: bool = False
+
+    def owned_by(self, thread_id: str, owner: TurnOwner) -> bool:
+        return (self.thread_id == thread_id and self.tenant_id == owner.tenant_id
+                and self.user_id == owner.user_id and self.roles == owner.roles_key())
+
+
+def _bounded(name: str, value: Any) -> str:
+    text = dynamo.dumps(value)
+    if len(text.encode("utf-8")) > MAX_PART_BYTES:
+        raise PartTooLargeError(f"turn part {name!r} is {len(text.encode('utf-8'))} bytes (limit {MAX_PART_BYTES})")
+    return text
+
+
+class PartTooLargeError(InvalidInputError):
+    """A part of a turn would push its record towards DynamoDB's item limit: a bug upstream, never stored."""
+
+    code = "turn_part_too_large"
+
+
+def put_parts(turn_id: str, thread_id: str, *, owner: TurnOwner | None = None, commit: bool = False, **parts: Any) -> None:
+    """Write the given parts of a turn; a turn_id can only ever belong to one thread (and owner).
+
+    `owner` (load_memory, the record's first write) records who the turn belongs to and refuses a
+    live record of anyone else; `commit` marks the turn applied, after its thread update.
+    """
     unknown = set(parts) - set(PARTS)
     if unknown:
         raise ValueError(f"unknown turn parts: {sorted(unknown)}")
     settings = get_settings().tables
+    now = dynamo.now()
     names = {"#thread": "thread_id", "#exp": "expires_at"}
-    values: dict[str, Any] = {":thread": thread_id, ":exp": dynamo.now() + settings.turn_ttl_seconds}
+    values: dict[str, Any] = {":thread": thread_id, ":exp": now + settings.turn_ttl_seconds, ":now": now}
     sets = ["#thread = :thread", "#exp = :exp"]
+    condition = "attribute_not_exists(turn_id) OR #exp <= :now OR #thread = :thread"
+    if owner is not None:
+        names |= {"#tenant": "tenant_id", "#user": "user_id", "#roles": "roles"}
+        values |= {":tenant": owner.tenant_id, ":user": owner.user_id, ":roles": owner.roles_key()}
+        sets += ["#tenant = :tenant", "#user = :user", "#roles = :roles"]
+        condition = ("attribute_not_exists(turn_id) OR #exp <= :now OR "
+                     "(#thread = :thread AND #tenant = :tenant AND #user = :user AND #roles = :roles)")
+    if commit:
+        names["#committed"] = "committed_at"
+        values[":committed"] = now
+        sets.append("#committed = :committed")
     for index, (name, value) in enumerate(parts.items()):
         names[f"#p{index}"] = name
-        values[f":p{index}"] = dynamo.dumps(value)
+        values[f":p{index}"] = _bounded(name, value)
         sets.append(f"#p{index} = :p{index}")
     try:
         dynamo.table(settings.turns).update_item(
             Key={"turn_id": turn_id},
             UpdateExpression="SET " + ", ".join(sets),
-            ConditionExpression="attribute_not_exists(turn_id) OR #thread = :thread",
+            ConditionExpression=condition,
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=values,
         )
-    except ClientError as error:
+    except dynamo.STORE_ERRORS as error:
         if dynamo.is_condition_failure(error):
-            raise InvalidInputError("turn_id already used on another thread") from error
+            raise InvalidInputError("turn_id already used by another thread or caller") from error
         dynamo.raise_typed(error)
+
+
+def get_meta(turn_id: str) -> TurnRecordMeta | None:
+    """Identity and commit state of a live turn record (None when absent or expired)."""
+    item = dynamo.get_item(get_settings().tables.turns, {"turn_id": turn_id})
+    if not item or int(item.get("expires_at", 0)) <= dynamo.now():
+        return None
+    return TurnRecordMeta(
+        thread_id=str(item.get("thread_id", "")),
+        tenant_id=item.get("tenant_id"),
+        user_id=item.get("user_id"),
+        roles=item.get("roles"),
+        committed="committed_at" in item,
+    )
 
 
 def get_parts(turn_id: str, thread_id: str) -> dict[str, Any]:
@@ -54,3 +134,8 @@ def get_parts(turn_id: str, thread_id: str) -> dict[str, Any]:
     if not item or item.get("thread_id") != thread_id or int(item.get("expires_at", 0)) <= dynamo.now():
         return {}
     return {name: json.loads(item[name]) for name in PARTS if name in item}
+
+
+def mark_committed(turn_id: str, thread_id: str) -> None:
+    """Record that the turn was applied to its thread: from now on it is only ever replayed."""
+    put_parts(turn_id, thread_id, commit=True)

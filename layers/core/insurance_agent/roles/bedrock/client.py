@@ -23,10 +23,10 @@ from botocore.exceptions import ClientError, ConnectionClosedError, ReadTimeoutE
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from pydantic import BaseModel
 
-from insurance_agent import deadline
+from insurance_agent import deadline, invocations
 from insurance_agent.config import ModelSettings, get_settings
 from insurance_agent.errors import ConfigurationError, ModelOutputError, TransientError
-from insurance_agent.observability import logger
+from insurance_agent.observability import logger, metrics
 
 W = TypeVar("W", bound=BaseModel)
 
@@ -160,6 +160,9 @@ class StructuredCaller:
 
         attempts = max(1, self.settings.max_attempts)
         for attempt in range(1, attempts + 1):
+            # Every attempt is a request the model service sees (and bills), whatever its outcome.
+            invocations.record()
+            metrics.add_metric(name="ModelInvocations", unit="Count", value=1)
             try:
                 return runnable.invoke(messages)
             except OutputParserException:

@@ -49,8 +49,9 @@ from insurance_agent.lexical import (
 )
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Claim, GenerateRequest, GenerateResult, Intent
+from insurance_agent.policy.untrusted import is_instruction_like
 from insurance_agent.roles.local.question import fits, has_number, question_shape
-from insurance_agent.text import detect_language, display_text, normalize, numbers_in, split_sentences, tokens
+from insurance_agent.text import detect_language, display_text, normalize, split_sentences, tokens
 
 FRAMES = {
     "en": "According to {title}: {quote}",
@@ -168,6 +169,8 @@ def evidence_units(chunk: RetrievedChunk) -> list[Unit]:
             continue
         for line in lines:
             for sentence in split_sentences(line):
+                if is_instruction_like(sentence):
+                    continue  # documents are data: text addressed to the assistant is never quoted
                 units.append(Unit(plain(sentence).strip(), f"{heading}\n{lead}", None, len(units)))
         lead = lines[-1] if lines[-1].endswith((":", "：")) else ""
     return units

@@ -44,10 +44,10 @@ from insurance_agent.errors import ConfigurationError
 from insurance_agent.models.roles import HistoryTurn, Intent, TriageRequest, TriageResult
 from insurance_agent.policy.clarification import pick_option
 from insurance_agent.policy.escalation import EscalationPolicy, load_policy
-from insurance_agent.policy.frustration import is_frustrated
+from insurance_agent.policy.routing import policy_signals
 from insurance_agent.roles.local.contextualize import is_follow_up, residual_words, slot_of
 from insurance_agent.roles.local.embedding import embed_queries
-from insurance_agent.text import content_terms, detect_language, normalize
+from insurance_agent.text import content_terms, detect_language, normalize, tokens
 from insurance_agent.text import turn_language as detect_turn_language
 
 EXEMPLARS_FILE = Path(__file__).resolve().parent.parent / "data" / "triage_exemplars.jsonl"
@@ -117,9 +117,13 @@ class NearestExemplarClassifier:
             self._matrix = embed_queries([normalize(e.text) for e in self.exemplars])
         return self._matrix
 
-    def analyse(self, text: str, per_label: int = 3) -> Neighbourhood:
-        """One embedding of `text`, two readings of its neighbourhood (see Neighbourhood)."""
-        query = embed_queries([normalize(text) or text])[0]
+    @staticmethod
+    def embed(text: str) -> np.ndarray:
+        return embed_queries([normalize(text) or text])[0]
+
+    def analyse(self, text: str, per_label: int = 3, vector: np.ndarray | None = None) -> Neighbourhood:
+        """One embedding of `text` (or `vector`, its embedding), two readings of its neighbourhood."""
+        query = self.embed(text) if vector is None else vector
         similarities = self.matrix @ query
         nearest = np.argsort(-similarities)[: self.k]
         weights = np.exp((similarities[nearest] - similarities[nearest[0]]) / self.temperature)
@@ -141,6 +145,69 @@ class NearestExemplarClassifier:
         votes = self.analyse(text).votes
         intent = max(votes, key=votes.get)
         return intent, votes[intent]
+
+
+POLICY_EXEMPLARS_FILE = EXEMPLARS_FILE.parent / "triage_exemplars_policy.jsonl"
+NO_SIGNAL = "none"
+
+
+class PolicyExemplars:
+    """Paraphrase recogniser of the policy signals: labelled messages ("handoff", "frustration",
+    a restricted intent's name, or "none" for ordinary questions, including questions about the
+    rules that share their words) and, per label, the mean similarity of its `per_label` nearest
+    exemplars to a message."""
+
+    def __init__(self, rows: Sequence[tuple[str, str]], per_label: int = 2) -> None:
+        if not rows or NO_SIGNAL not in {label for _, label in rows}:
+            raise ConfigurationError(f"policy exemplars need examples, including {NO_SIGNAL!r} ones")
+        self.rows = list(rows)
+        self.per_label = per_label
+        self._labels = np.array([label for _, label in self.rows])
+        self._matrix: np.ndarray | None = None
+
+    @property
+    def matrix(self) -> np.ndarray:
+        if self._matrix is None:
+            self._matrix = embed_queries([normalize(text) for text, _ in self.rows])
+        return self._matrix
+
+    def scores(self, vector: np.ndarray) -> dict[str, float]:
+        similarities = self.matrix @ vector
+        result = {}
+        for label in dict.fromkeys(self._labels.tolist()):
+            values = np.sort(similarities[self._labels == label])[::-1][: self.per_label]
+            result[label] = float(values.mean())
+        return dict(sorted(result.items(), key=lambda kv: -kv[1]))
+
+
+def load_policy_exemplars(path: str | Path = POLICY_EXEMPLARS_FILE, names: Sequence[str] = ()) -> PolicyExemplars:
+    """{"text", "label"} per line; a label is handoff, frustration, none or a restricted intent in `names`."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigurationError(f"policy exemplars {path} cannot be read: {exc}") from exc
+    allowed = {"handoff", "frustration", NO_SIGNAL, *names}
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            text, label = str(row["text"]).strip(), str(row["label"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConfigurationError(f"policy exemplars {path}:{number}: {exc}") from exc
+        if names and label not in allowed:
+            raise ConfigurationError(f"policy exemplars {path}:{number}: unknown label {label!r}")
+        rows.append((text, label))
+    return PolicyExemplars(rows)
+
+
+@lru_cache(maxsize=4)
+def default_policy_exemplars(names: tuple[str, ...]) -> PolicyExemplars:
+    exemplars = load_policy_exemplars(names=names)
+    _ = exemplars.matrix
+    return exemplars
 
 
 @lru_cache(maxsize=1)
@@ -178,11 +245,12 @@ _SMALL_TALK = re.compile(
 )
 # Words that make a message about insurance at all.
 _INSURANCE = re.compile(
-    r"بیمه|پوشش|خسارت|فرانشیز|تعهد|غرامت|دیه|ثالث|بدنه|تکمیلی|درمان|بستری|جراحی|زایمان|تصادف|حادثه|"
-    r"آتش ?سوزی|زلزله|سرقت|دوره انتظار|بازخرید|مسافرتی|سرمایه فوت|اقساط|قسط|تمدید|الحاقیه|"
+    r"بیمه|پوشش|خسارت|فرانشیز|تعهد|غرامت|دیه|ثالث|بدنه|تکمیلی|درمان|بستری|جراحی|زایمان|تصادف|حادثه|حوادث|ارزیاب|"
+    r"آتش ?سوزی|زلزله|سرقت|دوره انتظار|بازخرید|مسافرتی|سرمایه فوت|اقساط|قسط|تمدید|الحاقیه|جبران|زیان|آسیب دید|"
     r"\b(?:insur\w*|polic(?:y|ies)|coverage|covered|covers?\s+(?:for|against|under|the|my)|premiums?|deductibles?|"
     r"claims?|third[- ]party|liability|underwrit\w*|beneficiar\w*|reimburs\w*|hospitali[sz]\w*|outpatient|inpatient|"
-    r"surcharge|payout|waiting period|plan)\b",
+    r"surcharge|payout|waiting period|plan|compensat\w*|liab\w*|damaged?|damages|loss|losses|repairs?|"
+    r"pays?\s+for|reimburs\w*)\b",
     re.IGNORECASE,
 )
 
@@ -206,10 +274,18 @@ def turn_language(message: str, locale: str | None, previous: str | None = None)
     return detect_turn_language(message, locale, previous).language
 
 
-def _continues(message: str, last: HistoryTurn) -> bool:
-    """A follow-up of an insurance question whose own words (if any) are about insurance or a
-    person/vehicle/line of insurance ("what about for my wife?", «اون یکی چی؟»)."""
-    if not (last.query.strip() or last.status == "clarify") or not is_follow_up(message):
+SHORT_FOLLOW_UP_WORDS = 6
+
+
+def _continues(message: str, last: HistoryTurn, in_corpus: bool | None = None) -> bool:
+    """A short follow-up of an answered or clarified question ("what about for my wife?", «اون یکی
+    چی؟», «در حوادث منجر به فوت چطور؟») is in scope, unless its own words are known to lie outside
+    the tenant's corpus and are not about insurance ("and the weather tomorrow?")."""
+    if not (last.query.strip() or last.status == "clarify"):
+        return False
+    if in_corpus and len(tokens(message)) <= SHORT_FOLLOW_UP_WORDS:
+        return True  # a short message whose words the tenant's documents use
+    if not is_follow_up(message):
         return False
     words = residual_words(message)
     return (
@@ -228,12 +304,16 @@ class LocalTriager:
         gate: float = 0.75,
         handoff_gate: float = 0.9,
         scope: str | None = None,
+        paraphrases: PolicyExemplars | None = None,
+        paraphrase_margin: float = 0.03,
     ) -> None:
         self._classifier = classifier
         self._policy = policy
         self.gate = gate
         self.handoff_gate = handoff_gate
         self._scope = scope
+        self._paraphrases = paraphrases
+        self.paraphrase_margin = paraphrase_margin
 
     @property
     def scope(self) -> str:
@@ -250,20 +330,44 @@ class LocalTriager:
     def policy(self) -> EscalationPolicy:
         return self._policy or load_policy()
 
-    def classify(self, message: str, policy: EscalationPolicy) -> tuple[Intent, float]:
-        """The k-NN vote, checked against the lexicons.
+    def paraphrases(self, policy: EscalationPolicy) -> PolicyExemplars:
+        if self._paraphrases is None:
+            self._paraphrases = default_policy_exemplars(tuple(i.name for i in policy.restricted_intents))
+        return self._paraphrases
+
+    def paraphrased_signal(self, message: str, vector: np.ndarray, policy: EscalationPolicy) -> str | None:
+        """The policy signal whose exemplars are nearest, by at least `paraphrase_margin` over the
+        ordinary questions' ("none"); a restricted intent only when the message is not a question
+        about the rule. Catches what no lexicon was written for ("get me your supervisor")."""
+        scores = self.paraphrases(policy).scores(vector)
+        best = next(iter(scores))
+        if best == NO_SIGNAL or scores[best] - scores.get(NO_SIGNAL, 0.0) < self.paraphrase_margin:
+            return None
+        if best not in ("handoff", "frustration") and policy.asks_about_rule(message):
+            return None
+        if small_talk(message) and not policy.requests_action(message):
+            return None  # greetings, thanks and farewells ask for nothing ("see you later")
+        return best
+
+    def classify(
+        self, message: str, policy: EscalationPolicy, in_corpus: bool | None = None, vector: np.ndarray | None = None
+    ) -> tuple[Intent, float]:
+        """The k-NN vote, checked against the lexicons and the tenant's corpus.
 
         - hand-off needs the policy's hand-off lexicon or a vote of at least `handoff_gate`;
         - small talk needs the small-talk lexicon or a vote of at least `gate`;
-        - knowledge/account need an insurance word or a vote of at least `gate`, else out of scope;
+        - a message is in scope when the tenant's corpus covers its words (`in_corpus`) or it has a
+          word of insurance; in scope, an out-of-scope vote becomes knowledge; out of scope,
+          knowledge/account need a vote of at least `gate`;
         - between knowledge and account, first-person possession of a policy decides.
         A vetoed intent gives way to the next one by exemplar similarity, checked the same way.
         """
-        neighbourhood = self.classifier.analyse(message)
+        neighbourhood = self.classifier.analyse(message, vector=vector)
         votes = neighbourhood.votes
         intent = max(votes, key=votes.get)
         confidence = votes[intent]
         ranked = [label for label, _ in neighbourhood.ranking]
+        in_scope = bool(in_corpus) or insurance_talk(message)
         vetoed: set[Intent] = set()
         while True:
             if (
@@ -273,20 +377,24 @@ class LocalTriager:
             ):
                 vetoed.add(intent)
             elif intent == Intent.CHITCHAT and not small_talk(message) and (
-                confidence < self.gate or self.scope == "corpus"
+                confidence < self.gate or self.scope == "corpus" or in_scope
             ):
-                # Under the corpus scope any question may be a knowledge question: small talk needs its lexicon.
+                # Small talk needs its lexicon when the message may be a question for the documents.
                 vetoed.add(intent)
             elif (
                 intent in (Intent.KNOWLEDGE, Intent.ACCOUNT)
                 and self.scope == "insurance"
-                and not insurance_talk(message)
+                and not in_scope
                 and confidence < self.gate
             ):
                 vetoed.add(intent)
                 intent = Intent.OUT_OF_SCOPE
                 confidence = votes.get(intent, 0.0)
                 continue
+            elif intent == Intent.OUT_OF_SCOPE and in_scope:
+                # The tenant's documents speak of it: a question for them, whatever its shape.
+                intent, confidence = Intent.KNOWLEDGE, votes.get(Intent.KNOWLEDGE, 0.0)
+                break
             else:
                 break
             remaining = [label for label in ranked if label not in vetoed] or [Intent.OUT_OF_SCOPE]
@@ -308,22 +416,33 @@ class LocalTriager:
         language = detect_turn_language(message, request.locale, last.language if last else None)
         policy = self.policy
 
-        if last is not None and last.status == "clarify" and pick_option(message, last.options) is not None:
+        # Policy first: a message that names an option may still ask us to act ("cancel that one").
+        signals = policy_signals(message, [turn.message for turn in history[-3:]], policy)
+        vector = self.classifier.embed(message)
+        paraphrase = self.paraphrased_signal(message, vector, policy)
+        picked = last is not None and last.status == "clarify" and pick_option(message, last.options) is not None
+        if picked and not signals.any and paraphrase is None:
             intent, confidence = Intent.KNOWLEDGE, 1.0
         else:
-            intent, confidence = self.classify(message, policy)
-            if intent in (Intent.CHITCHAT, Intent.OUT_OF_SCOPE) and last is not None and _continues(message, last):
+            intent, confidence = self.classify(message, policy, request.in_corpus, vector)
+            if (
+                intent in (Intent.CHITCHAT, Intent.OUT_OF_SCOPE)
+                and last is not None
+                and _continues(message, last, request.in_corpus)
+            ):
                 intent, confidence = Intent.KNOWLEDGE, 1.0
-        if policy.asks_for_human(message):
+        if signals.handoff:
             intent, confidence = Intent.HANDOFF_REQUEST, 1.0
-
-        category = policy.restricted_category(message)
-        frustrated = is_frustrated(message, [turn.message for turn in history], policy)
+        elif paraphrase == "handoff" and not signals.frustrated:
+            intent = Intent.HANDOFF_REQUEST
+        category = signals.restricted_category
+        if category is None and paraphrase not in (None, "handoff", "frustration"):
+            category = paraphrase
         return TriageResult(
             intent=intent,
             restricted=category is not None,
             restricted_category=category,
-            frustration=frustrated,
+            frustration=signals.frustrated or paraphrase == "frustration",
             language=language.language,
             mixed_language=language.mixed,
             confidence=round(float(confidence), 4),

