@@ -10,7 +10,7 @@ AGENT_HOME ?= $(CURDIR)/.agent
 export AGENT_HOME
 export HF_HUB_OFFLINE := 1
 
-.PHONY: venv demo test lint validate bench clean sam-build package-sizes lambda-up lambda-down test-lambda
+.PHONY: venv demo test lint validate bench clean sam-build package-sizes lambda-up lambda-down test-lambda bench-law
 
 # The container tier (docs/packaging.md). `sam build` wants a python3.12 on PATH: the first one found.
 PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do \
@@ -63,3 +63,9 @@ test-lambda: venv lambda-up
 
 clean:
 	rm -rf $(AGENT_HOME) .pytest_cache
+
+# Answer quality on real insurance statutes (a development set kept outside the repository):
+#   make bench-law LAW_BENCH=path/to/insurance-law-fa
+LAW_BENCH ?= ../shared/bench/insurance-law-fa
+bench-law: venv
+	$(BIN)/python benchmarks/insurance_law_fa.py --data $(LAW_BENCH) $(BENCH_ARGS)
