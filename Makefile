@@ -15,7 +15,7 @@ DEMO_HOME ?= $(AGENT_HOME)/demo
 CORPUS := $(shell find samples/corpus -type f)
 PORT ?= 8723
 
-.PHONY: venv demo test lint validate bench serve clean sam-build package-sizes lambda-up lambda-down test-lambda
+.PHONY: venv demo test lint validate bench serve clean sam-build package-sizes lambda-up lambda-down test-lambda bench-law
 
 # The container tier (docs/packaging.md). `sam build` wants a python3.12 on PATH: the first one found.
 PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do \
@@ -86,3 +86,9 @@ test-lambda: venv lambda-up
 # Only what the demo and the tests made: your own threads and documents in $(AGENT_HOME) stay.
 clean:
 	rm -rf $(DEMO_HOME) .pytest_cache
+
+# Answer quality on real insurance statutes (a labelled development set kept outside the repository):
+#   make bench-law LAW_BENCH=path/to/insurance-law-fa
+bench-law: venv
+	@test -n "$(LAW_BENCH)" || { echo "set LAW_BENCH to the folder of the insurance-law-fa set (corpus/, questions.json)"; exit 2; }
+	$(BIN)/python benchmarks/insurance_law_fa.py --data $(LAW_BENCH) $(BENCH_ARGS)
