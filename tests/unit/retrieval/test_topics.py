@@ -59,7 +59,9 @@ def test_scope_is_cached_and_rebuilt_when_the_readable_corpus_changes(ingested, 
     ingest_directory(tmp_path, TENANT)
     try:
         widened = corpus_scope(TENANT, ["user"])
-        assert widened is not first and widened.covers("گوسفندام تلف شدن، جبران میشه؟")
+        assert widened is not first and "گوسفند" in widened.terms
+        assert widened.covers("گوسفندام تلف شدن، جبران میشه؟")
     finally:
         delete_file(TENANT, "routing-livestock")
-    assert not corpus_scope(TENANT, ["user"]).covers("گوسفندام تلف شدن، جبران میشه؟")
+    narrowed = corpus_scope(TENANT, ["user"])
+    assert narrowed is not widened and "گوسفند" not in narrowed.terms
