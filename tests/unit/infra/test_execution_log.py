@@ -183,6 +183,11 @@ def test_invalid_unicode_in_a_turn_is_logged_not_lost(tmp_path):
     assert json.loads(first["details"]["input"])["message"] == "a\ud800b"
 
 
+def test_an_over_long_text_is_not_scanned_or_kept():
+    assert mask_text("a" * 200_000) == "[not logged: 200000 characters]"
+    assert mask_text("a" * 8000) == "a" * 8000
+
+
 def test_layout_places_every_state_once_and_the_start_on_top():
     definition = local_definition()
     coords = layout(definition)
