@@ -41,8 +41,15 @@ _NOT_TEXT_KEYS = {
 _CLAUSE_SPLIT = re.compile(r"(?<=[.!?؟؛;،,\n])\s+")
 
 
+# No field of a valid turn comes near this; longer text (an over-long message that was refused) is
+# not scanned (the detectors' patterns are not linear on very long runs) and not kept.
+MAX_SCANNED = 8000
+
+
 def mask_text(text: str) -> str:
     """`text` with every clause that holds personal data (policy.pii detectors) replaced by a marker."""
+    if len(text) > MAX_SCANNED:
+        return f"[not logged: {len(text)} characters]"
     if not text or not find_pii(text):
         return text
     clauses = _CLAUSE_SPLIT.split(text)
@@ -119,8 +126,9 @@ class LocalExecutionLog:
         self.folder.mkdir(parents=True, exist_ok=True)
         day = dt.datetime.fromtimestamp(int(events[0]["event_timestamp"]) / 1000, dt.timezone.utc).date()
         path = self.folder / f"{day.isoformat()}.jsonl"
-        block = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events)
-        with path.open("a", encoding="utf-8") as handle:
+        # A lone surrogate (invalid input that was refused) becomes its JSON escape, so the line stays valid.
+        block = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events).encode("utf-8", "backslashreplace")
+        with path.open("ab") as handle:
             # Other local processes may append at the same time: one execution's lines stay together.
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:

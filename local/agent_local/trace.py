@@ -604,8 +604,11 @@ def command(args: Any, home: Path) -> int:
     except (OSError, ValueError) as error:
         print(f"agent: cannot read the state machine definition: {error}", file=sys.stderr)
         return 2
-    if args.json:
-        print(json.dumps([graph_json(t, definition) for t in traces], ensure_ascii=False))
-    else:
-        print("\n\n".join(render_text(t, definition) for t in traces))
+    try:
+        if args.json:
+            print(json.dumps([graph_json(t, definition) for t in traces], ensure_ascii=False))
+        else:
+            print("\n\n".join(render_text(t, definition) for t in traces))
+    except BrokenPipeError:  # `agent trace ... | head`: the reader has what it wanted
+        sys.stderr.close()
     return 0

@@ -23,6 +23,23 @@ PHONE = "09121234567"
 LOG_KEYS = ["id", "type", "details", "previous_event_id", "event_timestamp", "execution_arn", "redrive_count"]
 
 
+class Chat:
+    """One thread driven through StartSyncExecution (module-scoped fixtures cannot use `conversation`)."""
+
+    def __init__(self, stack, tenant="sepehr", user="u-1001"):
+        self.stack, self.tenant, self.user = stack, tenant, user
+        self.thread_id = f"t-{uuid.uuid4().hex[:12]}"
+        self.responses: list[dict] = []
+
+    def say(self, message: str) -> dict:
+        payload = {"thread_id": self.thread_id, "turn_id": f"turn-{uuid.uuid4().hex}", "user_id": self.user,
+                   "tenant_id": self.tenant, "roles": ["user"], "domain": None, "message": message}
+        response = self.stack.run_turn_raw(payload)
+        self.responses.append(response)
+        assert response["status"] == "SUCCEEDED", response
+        return json.loads(response["output"])
+
+
 def _fail(stack, logical, error, times=None):
     """Make a node's Lambda raise (the first `times` calls, or always); returns the restore function."""
     name = stack.function_names[f"{logical}Function"]
@@ -42,25 +59,23 @@ def _fail(stack, logical, error, times=None):
 @pytest.fixture(scope="module")
 def turns(stack, agent_home):
     """Four real turns: an answer, a retried node, a failed node, and a message with a phone number."""
-    from conftest import Conversation
-
     out = {}
-    chat = Conversation(stack)
+    chat = Chat(stack)
     out["answer"] = (chat, chat.say(KNOWLEDGE))
     out["follow_up"] = (chat, chat.say("برای همسرم چطور؟"))
     restore = _fail(stack, "Retrieve", TransientError("qdrant busy"), times=1)
     try:
-        retried = Conversation(stack)
+        retried = Chat(stack)
         out["retried"] = (retried, retried.say(KNOWLEDGE))
     finally:
         restore()
     restore = _fail(stack, "Triage", RuntimeError("boom: model endpoint refused"))
     try:
-        failed = Conversation(stack)
+        failed = Chat(stack)
         out["failed"] = (failed, failed.say(KNOWLEDGE))
     finally:
         restore()
-    pii = Conversation(stack)
+    pii = Chat(stack)
     out["pii"] = (pii, pii.say(f"سلام. شماره من {PHONE} است"))
     return out
 

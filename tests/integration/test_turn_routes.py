@@ -99,12 +99,27 @@ def test_clarifications_that_do_not_converge_escalate(conversation):
     assert third["reason"] == "budget_exhausted"
 
 
-def test_uncovered_question_escalates_after_two_retrieval_rounds(conversation):
+def test_uncovered_question_escalates_without_repeating_the_same_search(conversation):
+    # No word of the question has a synonym or rendering to try: a second round would search the
+    # same terms again, so the graph escalates after the first.
     reply = conversation().say("آیا بیمه حیوانات خانگی برای سگ و گربه دارید؟")
     assert reply["status"] == "escalate", reply
     assert reply["reason"] == "insufficient_retrieval"
+    assert reply["trace"]["retrieval_rounds"] == 1
+    assert reply["trace"]["path"].count("Retrieve") == 1
+
+
+def test_a_second_retrieval_round_searches_a_different_query(conversation):
+    # «هزینه» has synonyms the first round did not search with: the second round is broader.
+    from insurance_agent.store import turns
+
+    chat = conversation()
+    reply = chat.say("هزینه بیمه حیوانات خانگی مثل سگ و گربه چقدر است؟")
+    assert reply["status"] == "escalate" and reply["reason"] == "insufficient_retrieval", reply
     assert reply["trace"]["retrieval_rounds"] == 2
     assert reply["trace"]["path"].count("Retrieve") == 2
+    query = turns.get_parts(reply["turn_id"], chat.thread_id)["query"]
+    assert "حق بیمه" in query and "چقدر" not in query
 
 
 def test_follow_up_is_resolved_against_history(conversation):

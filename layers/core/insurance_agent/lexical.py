@@ -21,7 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from insurance_agent.text import content_terms, normalize, numbers_in, stemmer, stopwords, tokens
+from insurance_agent.colloquial import base_form, formalize, is_verb_form
+from insurance_agent.text import normalize, numbers_in, stemmer, stopwords, tokens
 
 # English term (lower case, words) -> Persian renderings as they appear in policy documents.
 GLOSSARY: dict[str, tuple[str, ...]] = {
@@ -212,22 +213,45 @@ GENERIC_NOTIONS = frozenset(
     "قیمت هزینه پول خونه خانه تمام تموم انقضا منقضی اعتبار فعال فعاله".split()
 )
 
-# Colloquial or alternative Persian words -> the words the documents use.
-PERSIAN_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "ماشین": ("خودرو",),
-    "اتومبیل": ("خودرو",),
-    "موتور": ("موتورسیکلت",),
+# Everyday Persian words -> the words of policies, bylaws and statutes for the same thing. Added to
+# the search query (contextualize) as well as matched as alternatives by the lexical roles.
+REGISTER: dict[str, tuple[str, ...]] = {
+    "ماشین": ("خودرو", "وسیله نقلیه"),
+    "اتومبیل": ("خودرو", "وسیله نقلیه"),
+    "موتور": ("موتورسیکلت", "وسیله نقلیه"),
+    "سقف": ("حداکثر",),
+    "حداکثر": ("سقف",),
+    "قسط": ("اقساط", "تقسیط"),
+    "قسطی": ("اقساط", "تقسیط"),
+    "اقساط": ("قسط", "تقسیط"),
+    "صاحب": ("مالک",),
+    "ضرر": ("خسارت", "زیان"),
+    "مریض": ("بیمار",),
+    "مریضی": ("بیماری",),
+    "کشته": ("فوت",),
+    "زخمی": ("مصدوم", "صدمه"),
+    "طلب": ("مطالبات",),
+    "طلبکار": ("بستانکار", "مطالبات"),
+    "کارمند": ("کارکنان", "مستخدم"),
+    "شرکت بیمه": ("بیمه گر",),
+    "بچه": ("فرزند", "اولاد"),
     "زن": ("همسر",),
     "خانم": ("همسر",),
     "شوهر": ("همسر",),
-    "بچه": ("فرزند",),
+    "تصادف": ("حادثه",),
+    "دزدی": ("سرقت",),
+    "خونه": ("منزل", "منازل", "ساختمان"),
+}
+
+# Colloquial or alternative Persian words -> the words the documents use.
+PERSIAN_SYNONYMS: dict[str, tuple[str, ...]] = {
+    **REGISTER,
     "پسر": ("فرزند",),
     "دختر": ("فرزند",),
     "دکتر": ("پزشک",),
     "قیمت": ("حق بیمه", "هزینه"),
     "هزینه": ("حق بیمه", "قیمت"),
     "پول": ("مبلغ", "هزینه"),
-    "تصادف": ("حادثه",),
     # the fields of a policy record (account evidence): «بیمه‌ام کی تموم میشه؟»
     "تمام": ("پایان", "انقضا"),
     "تموم": ("پایان", "انقضا"),
@@ -236,11 +260,9 @@ PERSIAN_SYNONYMS: dict[str, tuple[str, ...]] = {
     "اعتبار": ("پایان", "وضعیت"),
     "فعال": ("وضعیت",),
     "فعاله": ("وضعیت",),
-    "دزدی": ("سرقت",),
     "فسخ": ("لغو", "ابطال"),
     "لغو": ("فسخ", "ابطال"),
     "مسافرت": ("سفر",),
-    "خونه": ("منزل", "منازل", "ساختمان"),
     "خانه": ("منزل", "منازل", "ساختمان"),
     # general Persian: words the written language and everyday speech use for the same thing
     "اولین": ("نخستین",),
@@ -289,22 +311,37 @@ _NOISE_WORDS = (
 
 
 def terms_of(text: str) -> list[str]:
-    """`content_terms`, with Persian stems stemmed once more when that still leaves 3+ letters.
+    """Lemma-like terms of `text`: its words in written form (colloquial.py), stemmed twice, numbers whole.
 
-    The Persian stemmer strips one suffix per call, so "قیمتش" gives "قیمت" while "قیمت" gives
-    "قیم"; a second pass makes the inflected and the plain form meet.
+    The Persian stemmer strips one suffix per call, so "قیمتش" gives "قیمت"; a second pass makes
+    inflected and plain forms meet. A stem is only taken when it is a more common word than the
+    word itself: a suffix-stripper also turns «خانم» into «خان» and «قیمت» into «قیم».
     """
-    result = [_deepen(term) for term in content_terms(text) if not term.isdigit()]
+    stop = stopwords()
+    result = [
+        _lemma(token)
+        for token in tokens(formalize(text))
+        if token not in stop and len(token) > 1 and not token.isdigit()
+    ]
     # numbers are matched whole: "10" must not match "10,000"
     result.extend(sorted(numbers_in(text)))
     return result
+
+
+@lru_cache(maxsize=65536)
+def _lemma(token: str) -> str:
+    stem = stemmer().stem_word
+    if token.isascii():
+        return stem(token)
+    first = base_form(token, stem(token))
+    return _deepen(first)
 
 
 def _deepen(term: str) -> str:
     """The second stemming pass of a Persian stem, and alef-madda folded: users write «اشیل» for «آشیل»."""
     if term.isascii():
         return term
-    deeper = stemmer().stem_word(term)
+    deeper = base_form(term, stemmer().stem_word(term))
     return (deeper if len(deeper) >= 3 else term).replace("آ", "ا")
 
 
@@ -347,7 +384,10 @@ def _glossary_index() -> dict[tuple[str, ...], tuple[frozenset[str], ...]]:
 def _synonym_index() -> dict[str, tuple[frozenset[str], ...]]:
     index: dict[str, tuple[frozenset[str], ...]] = {}
     for word, alternatives in PERSIAN_SYNONYMS.items():
-        for key in _stems(word):
+        keys = _stems(word)
+        if len(keys) != 1:
+            continue  # a phrase («شرکت بیمه») is expanded whole by register_expansion, never per word
+        for key in keys:
             index[key] = tuple(stems for stems in (_stems(phrase) for phrase in alternatives) if stems)
     return index
 
@@ -362,6 +402,10 @@ class Concept:
     #: piece of evidence mentions it, the evidence does not address the question. Generic words
     #: ("cover", "cost", "policy") are never key: documents say them in too many ways.
     key: bool = False
+
+    #: How much the concept counts in coverage: a verb form («زده», «گرفتن», «می‌توانند») says less
+    #: about what is asked than a noun, and spoken questions are full of them.
+    weight: float = 1.0
 
     def covered_by(self, terms: set[str] | frozenset[str]) -> bool:
         return any(alternative <= terms for alternative in self.alternatives)
@@ -400,8 +444,16 @@ def _english_spans(text: str) -> list[tuple[str, tuple[frozenset[str], ...]]]:
     return found
 
 
+_BRACKETED = re.compile(r"\s*\[[^\[\]]*\]\s*$")
+VERB_WEIGHT = 0.3
+
+
 def query_concepts(query: str) -> list[Concept]:
-    """The concepts a query asks about (see the module docstring), without duplicates."""
+    """The concepts a query asks about (see the module docstring), without duplicates.
+
+    A bracketed tail (contextualize's renderings and synonyms, for retrieval) adds no concept: those
+    words are already alternatives of the concepts they render."""
+    query = _BRACKETED.sub("", query)
     concepts: list[Concept] = []
     seen_stems: set[str] = set()
     for label, alternatives in _english_spans(query):
@@ -411,14 +463,18 @@ def query_concepts(query: str) -> list[Concept]:
         concepts.append(concept)
         seen_stems |= concept.stems
     synonyms = _synonym_index()
-    for token in tokens(query):
+    for token in tokens(formalize(query)):
         if token.isascii():
             continue  # Latin words were handled above, numbers are handled below
         for term in terms_of(token):
             if term in noise_terms() or term in seen_stems:
                 continue
             alternatives = (frozenset([term]), *synonyms.get(term, ()))
-            concepts.append(Concept(token, alternatives, key=len(alternatives) > 1 and term not in _generic_stems()))
+            if is_verb_form(token):
+                concepts.append(Concept(token, alternatives, key=False, weight=VERB_WEIGHT))
+            else:
+                key = len(alternatives) > 1 and term not in _generic_stems()
+                concepts.append(Concept(token, alternatives, key=key))
             seen_stems.add(term)
     for number in sorted(numbers_in(query)):
         if number not in seen_stems:
@@ -449,6 +505,50 @@ def persian_expansion(text: str) -> list[str]:
     return expansion
 
 
+def register_expansion(text: str) -> list[str]:
+    """The documents' words for the everyday Persian words of `text` (up to two alternatives each)."""
+    present = text_terms(text)
+    expansion: list[str] = []
+    for word, alternatives in REGISTER.items():
+        if _stems(word) and _stems(word) <= present:
+            for phrase in alternatives[:2]:
+                if not text_terms(phrase) <= present and phrase not in expansion:
+                    expansion.append(phrase)
+    return expansion
+
+
+def broaden(query: str) -> str:
+    """A second-round search query: the concepts of `query` without its question words and fillers,
+    followed by every alternative the glossary and the synonym lists know for them (all renderings,
+    not only the first). `is_new_query` tells whether it adds anything to `query`."""
+    core = re.sub(r"\s*\[[^\[\]]*\]\s*$", "", query).strip()
+    concepts = query_concepts(core)
+    words = [concept.label for concept in concepts]
+    phrases: list[str] = []
+    for english, renderings in _glossary_phrases_for(core):
+        phrases += [phrase for phrase in renderings if phrase not in phrases]
+    present = text_terms(core)
+    for word, alternatives in PERSIAN_SYNONYMS.items():
+        if _stems(word) and _stems(word) <= present:
+            phrases += [phrase for phrase in alternatives if phrase not in phrases]
+    return " ".join(dict.fromkeys([*words, *phrases]))
+
+
+def _glossary_phrases_for(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    stem = stemmer().stem_word
+    found = []
+    for label, _ in _english_spans(text):
+        key = tuple(stem(word) for word in re.findall(r"[a-z]+", label))
+        if key in _glossary_phrases():
+            found.append((label, _glossary_phrases()[key]))
+    return found
+
+
+def is_new_query(candidate: str, previous: str) -> bool:
+    """Whether searching `candidate` can find anything `previous` could not: it has a term `previous` lacks."""
+    return bool(text_terms(candidate) - text_terms(previous))
+
+
 def text_terms(text: str) -> frozenset[str]:
     return frozenset(terms_of(text))
 
@@ -462,7 +562,7 @@ def concept_weights(concepts: Sequence[Concept], documents: Sequence[frozenset[s
     weights = []
     for concept in concepts:
         df = sum(1 for terms in documents if concept.covered_by(terms))
-        weights.append(math.log(1.0 + (total + 1.0) / (df + 0.5)))
+        weights.append(concept.weight * math.log(1.0 + (total + 1.0) / (df + 0.5)))
     return weights
 
 
@@ -492,7 +592,7 @@ def ground_concepts(concepts: Sequence[Concept], documents: Sequence[frozenset[s
             extra += _compound_splits(term, vocabulary)
             extra += [frozenset([word]) for word in _typo_variants(term, vocabulary)]
         if extra:
-            concept = Concept(concept.label, tuple(dict.fromkeys([*concept.alternatives, *extra])), concept.key)
+            concept = Concept(concept.label, tuple(dict.fromkeys([*concept.alternatives, *extra])), concept.key, concept.weight)
         grounded.append(concept)
     return grounded
 

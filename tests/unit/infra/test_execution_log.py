@@ -174,6 +174,20 @@ def test_local_log_appends_per_day_and_skips_torn_lines(tmp_path):
         find_executions(log, "turn-", DEFINITION)  # a substring of an id is not a match
 
 
+def test_invalid_unicode_in_a_turn_is_logged_not_lost(tmp_path):
+    log = LocalExecutionLog(tmp_path)
+    events = failing_task_events()
+    events[0]["details"]["input"] = json.dumps({"turn_id": "turn-7", "message": "a\ud800b"}, ensure_ascii=False)
+    log.append(events)
+    (first, *_) = log.events()
+    assert json.loads(first["details"]["input"])["message"] == "a\ud800b"
+
+
+def test_an_over_long_text_is_not_scanned_or_kept():
+    assert mask_text("a" * 200_000) == "[not logged: 200000 characters]"
+    assert mask_text("a" * 8000) == "a" * 8000
+
+
 def test_layout_places_every_state_once_and_the_start_on_top():
     definition = local_definition()
     coords = layout(definition)

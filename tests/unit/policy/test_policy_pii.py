@@ -42,8 +42,28 @@ def test_ordinary_insurance_text_is_clean(text):
     assert find_pii(text) == []
 
 
+RETRIEVED = [
+    {"product": "supplementary_health", "title": "بیمه درمان تکمیلی"},
+    {"product": "car_body", "title": "بیمه بدنه خودرو"},
+]
+
+
 def test_facts_come_from_closed_vocabularies_only():
-    facts = extract_facts("من بیمه تکمیلی درمان دارم و می‌خواهم همسرم و پسرم را هم اضافه کنم. کد ملی 0499370899")
+    message = "من بیمه تکمیلی درمان دارم و می‌خواهم همسرم و پسرم را هم اضافه کنم. کد ملی 0499370899"
+    facts = extract_facts(message, RETRIEVED)
     assert facts == {"products": ["supplementary_health"], "family": ["spouse", "children"]}
+    # products are the tenant's own (what was retrieved), never a built-in list
+    assert extract_facts(message) == {"family": ["spouse", "children"]}
     assert extract_facts("What about for my wife?") == {"family": ["spouse"]}
     assert extract_facts("حق بیمه چقدر است؟") == {}
+
+
+def test_a_new_insurers_product_lines_are_remembered():
+    retrieved = [
+        {"product": "cargo", "title": "شرایط عمومی بیمه باربری کالا"},
+        {"product": "engineering", "title": "بیمه مهندسی تمام خطر پیمانکاران"},
+        {"product": "cyber", "title": "Cyber insurance policy terms"},
+    ]
+    assert extract_facts("من بیمه باربری دارم، خسارت رطوبت را می‌دهد؟", retrieved) == {"products": ["cargo"]}
+    assert extract_facts("I have cyber insurance with you.", retrieved) == {"products": ["cyber"]}
+    assert extract_facts("بیمه مهندسی چه پوشش‌هایی دارد؟", retrieved) == {}  # asked about, not held

@@ -3,6 +3,8 @@ code builds and validates every Converse request, and parses every wire response
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from bedrock_stub import MAIN, SMALL, StubbedBedrock, block_data, system_text, texts, tool_properties, tool_spec
 from botocore.exceptions import ClientError
@@ -82,7 +84,7 @@ def test_triage(bedrock):
     request = bedrock.last
     assert request["modelId"] == SMALL
     assert tool_spec(request)["name"] == "TriageDecision"
-    assert tool_properties(request) == {"intent", "restricted", "restricted_category", "frustration"}
+    assert tool_properties(request) == {"intent", "asks_about_rule", "restricted", "restricted_category", "frustration"}
     assert request["toolConfig"]["toolChoice"] == {"tool": {"name": "TriageDecision"}}
     assert block_data(request, "user_message") == message
     assert block_data(request, "conversation")[0]["user"] == "سلام"
@@ -90,6 +92,56 @@ def test_triage(bedrock):
     assert result.intent == Intent.KNOWLEDGE and not result.restricted and not result.frustration
     # Language is decided by code: a mixed turn is answered in its dominant language.
     assert result.language == "en" and result.mixed_language
+
+
+def test_triage_scope_comes_from_the_corpus_topics(bedrock):
+    bedrock.tool("TriageDecision", {"intent": "knowledge", "asks_about_rule": True, "restricted": False,
+                                    "frustration": False})
+    topics = ["بیمه باربری (حمل کالا)", "cargo", "Cyber insurance for businesses"]
+    request = TriageRequest(message="کالای ما توی گمرک آسیب دید، چی کار کنیم؟", corpus_topics=topics, in_corpus=True)
+    result = bedrock.provider().triage(request)
+
+    sent = bedrock.last
+    assert block_data(sent, "corpus_topics") == topics
+    system = system_text(sent)
+    # Scope is the documents', not the word "insurance"; follow-ups of an answered question are in scope.
+    assert "<corpus_topics>" in system and 'not from the word "insurance"' in system
+    assert "short follow-up of an answered question" in system
+    assert "short follow-up" in tool_spec(sent)["inputSchema"]["json"]["properties"]["intent"]["description"]
+    assert result.intent == Intent.KNOWLEDGE and not result.restricted
+
+
+def test_triage_asking_about_a_rule_is_not_a_request_to_act(bedrock):
+    bedrock.tool("TriageDecision", {"intent": "knowledge", "asks_about_rule": True, "restricted": False,
+                                    "frustration": False})
+    result = bedrock.provider().triage(TriageRequest(message="مرور زمان شکایت از بیمه چند ساله؟"))
+
+    sent = bedrock.last
+    system = system_text(sent)
+    assert "Asking about the rule of one of them is not restricted" in system
+    properties = tool_spec(sent)["inputSchema"]["json"]["properties"]
+    assert "a question about the rule of one of them is not restricted" in properties["restricted"]["description"]
+    assert "asks how something works" in properties["asks_about_rule"]["description"]
+    # asks_about_rule is decided before restricted: the model weighs the distinction first.
+    order = list(properties)
+    assert order.index("asks_about_rule") < order.index("restricted")
+    assert not result.restricted and result.restricted_category is None
+
+
+def test_triage_policy_comes_before_a_pick_of_the_offered_options(bedrock):
+    bedrock.tool("TriageDecision", {"intent": "knowledge", "asks_about_rule": False, "restricted": True,
+                                    "restricted_category": "cancellation", "frustration": False})
+    options = [ClarifyOption(label="بیمه شخص ثالث", file_id="a"), ClarifyOption(label="بیمه بدنه", file_id="b")]
+    history = [HistoryTurn(message="فرانشیز چنده؟", reply="کدام بیمه؟", status="clarify", query="فرانشیز",
+                           options=options)]
+    result = bedrock.provider().triage(TriageRequest(message="شخص ثالث رو فسخ کنید", history=history))
+
+    sent = bedrock.last
+    assert block_data(sent, "conversation")[0]["options_offered"] == ["بیمه شخص ثالث", "بیمه بدنه"]
+    assert "Policy comes before everything else, also after a clarifying question" in system_text(sent)
+    assert "Decided before any pick" in tool_spec(sent)["inputSchema"]["json"]["properties"]["restricted"][
+        "description"]
+    assert result.restricted and result.restricted_category == "cancellation"
 
 
 def test_triage_restricted_without_a_known_category_still_escalates(bedrock):
@@ -416,3 +468,54 @@ def test_no_retry_without_time_left_in_the_invocation(bedrock):
     finally:
         deadline.end(token)
     assert len(bedrock.requests) == 1 and bedrock.sleeps == []
+
+
+def test_contextualize_puts_spoken_persian_into_the_documents_register(bedrock):
+    bedrock.tool("StandaloneQuery", {"standalone_query": "پیش‌پرداخت قسطی بیمه شخص ثالث خودرو چند است"})
+    bedrock.provider().contextualize(ContextualizeRequest(message="ثالثو میشه قسطی خرید؟ چنده؟", language="fa"))
+    system = system_text(bedrock.last)
+    assert "formal written register" in system and "ماشین -> خودرو / وسیله نقلیه" in system
+    assert "previous_query" not in system and "<previous_query>" not in json.dumps(bedrock.last, ensure_ascii=False)
+
+
+def test_contextualize_of_a_later_round_asks_for_a_different_query(bedrock):
+    bedrock.tool("StandaloneQuery", {"standalone_query": "حداکثر تعهد بیمه‌گر برای خسارت بدنی"})
+    request = ContextualizeRequest(
+        message="سقف دیه چقدره؟", language="fa", attempt=1, previous_query="سقف دیه چقدر است؟"
+    )
+    result = bedrock.provider().contextualize(request)
+    sent = bedrock.last
+    assert block_data(sent, "previous_query") == "سقف دیه چقدر است؟"
+    system = system_text(sent)
+    assert "Retrieval round 2" in system and "Write a different query" in system
+    assert result.standalone_query == "حداکثر تعهد بیمه‌گر برای خسارت بدنی"
+
+
+@pytest.mark.parametrize("language", ["fa", "en"])
+def test_generate_rules_language_source_wording_and_brief_citation(bedrock, body_chunk, language):
+    bedrock.tool("GroundedAnswer", {"answered": False, "answer": "", "claims": [], "confidence": 0.0})
+    request = GenerateRequest(
+        route=Intent.KNOWLEDGE, message="deductible?", query="فرانشیز", chunks=[body_chunk], language=language
+    )
+    bedrock.provider().generate(request)
+    system = system_text(bedrock.last)
+    name = {"fa": "Persian", "en": "English"}[language]
+    assert f"Write the answer in {name}, the language the customer asked in" in system
+    assert "use the source's own wording, quoted as the chunk writes it" in system
+    assert "short title once" in system and "Persian letters (ی, ک)" in system
+    if language == "en":
+        assert "put the source's own Persian wording after it in quotation marks" in system
+
+
+def test_verify_and_grade_prompts_carry_the_same_rules(bedrock, body_chunk):
+    claims = [Claim(text="The first-claim deductible is 10 percent.", chunk_ids=["body-1"])]
+    bedrock.tool("ClaimCheck", {"verdicts": [{"claim": 1, "supported": True}], "unsupported_statements": []})
+    bedrock.provider().verify(VerifyRequest(answer=claims[0].text, claims=claims, chunks=[body_chunk]))
+    system = system_text(bedrock.last)
+    assert "an English claim about Persian evidence is supported when it says what the Persian text says" in system
+    assert "must be the chunk's own figure" in system
+    bedrock.tool(
+        "EvidenceGrade", {"verdict": "sufficient", "chunks": [{"chunk_id": "body-1", "relevant": True}]}
+    )
+    bedrock.provider().grade(GradeRequest(query="فرانشیز ماشین", chunks=[body_chunk]))
+    assert "judge by meaning, not by shared words" in system_text(bedrock.last)

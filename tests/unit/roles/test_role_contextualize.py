@@ -105,3 +105,39 @@ def test_the_request_is_not_mutated():
     before = request.model_dump()
     contextualize(request)
     assert request.model_dump() == before
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "شخص ثالث رو فسخ کنید",  # names an option, but asks for something else (a cancellation)
+        "فرانشیز بیمه درمان تکمیلی چقدر است؟",  # a different question about one option's product
+        "How do I cancel the third-party one?",
+    ],
+)
+def test_a_different_message_after_a_clarifying_question_is_not_a_pick(message):
+    assert pick_option(message, OPTIONS) is None
+    assert run(message, [CLARIFY_TURN]).scope == {}
+
+
+def test_a_pending_clarification_does_not_swallow_a_new_question():
+    # the new question is its own query, not the clarified one
+    result = run("فرانشیز بیمه درمان تکمیلی چقدر است؟", [CLARIFY_TURN])
+    assert result.standalone_query.startswith("فرانشیز بیمه درمان تکمیلی")
+
+
+def test_a_follow_up_substitutes_the_tenants_own_product_line():
+    # «دام» (livestock) is no built-in line word: it is one because the thread cited that product.
+    from insurance_agent.models.roles import DocumentLabel
+
+    fire = HistoryTurn(
+        message="فرانشیز بیمه آتش‌سوزی چقدر است؟",
+        query="فرانشیز بیمه آتش‌سوزی چقدر است؟",
+        documents=[
+            DocumentLabel(file_id="f-fire", title="شرایط عمومی بیمه آتش‌سوزی", product="fire"),
+            DocumentLabel(file_id="f-stock", title="شرایط عمومی بیمه دام و طیور", product="livestock"),
+        ],
+    )
+    assert run("برای دام چطور؟", [fire]).standalone_query == "فرانشیز بیمه دام چقدر است؟"
+    without = fire.model_copy(update={"documents": []})
+    assert run("برای دام چطور؟", [without]).standalone_query != "فرانشیز بیمه دام چقدر است؟"

@@ -19,6 +19,9 @@ class ChunkPayload(BaseModel):
     tenant_id: str
     text: str
     heading: str | None = None
+    # Set at ingest by policy/untrusted.py: "instruction_like" (text addressing the assistant) and
+    # "citation_markers" (look-alike citation markers were stripped from the text).
+    flags: list[str] = Field(default_factory=list)
 
 
 class RetrievedChunk(ChunkPayload):

@@ -25,6 +25,15 @@ class GradeVerdict(str, Enum):
     INSUFFICIENT = "insufficient"
 
 
+class DocumentLabel(BaseModel):
+    """What names a document the turn answered from (its front matter): the tenant's own vocabulary."""
+
+    file_id: str
+    title: str = ""
+    product: str | None = None
+    domain: str | None = None
+
+
 class HistoryTurn(BaseModel):
     """One earlier turn of the thread, as the roles see it."""
 
@@ -35,6 +44,8 @@ class HistoryTurn(BaseModel):
     language: str = "fa"
     options: list[ClarifyOption] = Field(default_factory=list)
     scope: dict[str, str] = Field(default_factory=dict)
+    # The documents the reply cited: a follow-up's product words are recognised against these.
+    documents: list[DocumentLabel] = Field(default_factory=list)
 
 
 class TriageRequest(BaseModel):
@@ -64,6 +75,10 @@ class ContextualizeRequest(BaseModel):
     profile: dict = Field(default_factory=dict)
     language: Literal["fa", "en"] = "fa"
     mixed_language: bool = False
+    # Retrieval rounds already run this turn: from 1 on, `previous_query` found no sufficient
+    # evidence and the rewrite must try something else (broader words, the documents' synonyms).
+    attempt: int = Field(default=0, ge=0)
+    previous_query: str = ""
 
 
 class ContextualizeResult(BaseModel):

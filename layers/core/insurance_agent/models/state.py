@@ -62,6 +62,9 @@ class TurnState(BaseModel):
     mixed_language: bool = False
     triage: TriageFlags = Field(default_factory=TriageFlags)
     grade: str | None = None
+    # A later retrieval round could not write a query different from the one already searched:
+    # the graph escalates instead of searching the same thing again.
+    rewrite_exhausted: bool = False
     generate: GenerateVerdict = Field(default_factory=GenerateVerdict)
     verify: VerifyVerdict = Field(default_factory=VerifyVerdict)
     escalation_reason: str | None = None

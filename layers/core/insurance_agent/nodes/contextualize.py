@@ -1,4 +1,10 @@
-"""contextualize: rewrite the turn into a standalone retrieval query (the user's text is kept as is)."""
+"""contextualize: rewrite the turn into a standalone retrieval query (the user's text is kept as is).
+
+A later retrieval round (after an insufficient grade) must search something new: the provider is
+asked for a different query (attempt, previous_query), and when its query adds no term to the one
+already searched the turn is marked `rewrite_exhausted` and the graph escalates without searching
+again. A first turn in the corpus language needs no model: its second round is `lexical.broaden`.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,8 @@ from insurance_agent.models.state import TurnState
 from insurance_agent.nodes.common import parts, save
 from insurance_agent.policy.clarification import pick_option
 from insurance_agent.roles.base import get_provider
+from insurance_agent.lexical import broaden, is_new_query
+from insurance_agent.roles.local.contextualize import with_expansion
 
 
 def run(state: TurnState) -> TurnState:
@@ -23,9 +31,36 @@ def run(state: TurnState) -> TurnState:
         save(state, query=last.query or last.message, scope=scope)
         return state
 
-    if not history and state.language == get_settings().corpus_language and not state.mixed_language:
-        # Deterministic shortcut: a first turn wholly in the corpus language has nothing to resolve or translate.
-        save(state, query=turn.message, scope={})
+    rounds = state.counters.retrieval_rounds
+    direct = not history and state.language == get_settings().corpus_language and not state.mixed_language
+    if rounds > 0:
+        previous = stored.get("query") or turn.message
+        if direct:
+            query = broaden(previous)
+        else:
+            query = get_provider().contextualize(
+                ContextualizeRequest(
+                    message=turn.message,
+                    history=history,
+                    profile=stored.get("profile", {}),
+                    language=state.language,
+                    mixed_language=state.mixed_language,
+                    attempt=rounds,
+                    previous_query=previous,
+                )
+            ).standalone_query
+            state.counters.llm_calls += 1
+        if not is_new_query(query, previous):
+            state.rewrite_exhausted = True
+            return state
+        # broader, not the same: no scope either
+        save(state, query=query, scope={})
+        return state
+
+    if direct:
+        # Deterministic shortcut: a first turn wholly in the corpus language has nothing to resolve or
+        # translate; spoken forms are still put in the documents' written register (no model call).
+        save(state, query=with_expansion(turn.message), scope={})
         return state
 
     result = get_provider().contextualize(
@@ -38,7 +73,5 @@ def run(state: TurnState) -> TurnState:
         )
     )
     state.counters.llm_calls += 1
-    # A second round after an insufficient one searches without the previous scope: broader, not the same.
-    scope = result.scope if state.counters.retrieval_rounds == 0 else {}
-    save(state, query=result.standalone_query, scope=scope)
+    save(state, query=result.standalone_query, scope=result.scope)
     return state

@@ -9,6 +9,7 @@ from insurance_agent.models.turn import RefusalCode, Status, TurnReply
 from insurance_agent.nodes import messages
 from insurance_agent.nodes.common import parts, save, with_trace
 from insurance_agent.observability import metrics
+from insurance_agent.models.roles import DocumentLabel
 from insurance_agent.policy.memory import extract_facts
 from insurance_agent.store import profiles, threads, turns
 from insurance_agent.store.threads import TurnEntry
@@ -22,6 +23,13 @@ def run(state: TurnState) -> TurnState:
     stored = parts(state)
     clarified = reply.status == Status.CLARIFY
     query = stored.get("query") or turn.message
+    chunks = {c.get("chunk_id"): c for c in stored.get("chunks", [])}
+    cited = [chunks[c.chunk_id] for c in reply.citations if c.chunk_id in chunks]
+    documents = list({
+        c["file_id"]: DocumentLabel(file_id=c["file_id"], title=c.get("title") or "", product=c.get("product"),
+                                    domain=c.get("domain"))
+        for c in cited if c.get("file_id") and not str(c.get("chunk_id", "")).startswith("account:")
+    }.values())[:3]
 
     def commit(record: threads.ThreadRecord) -> None:
         # The clarification budget counts consecutive clarifying questions; any other reply resets it.
@@ -30,6 +38,7 @@ def run(state: TurnState) -> TurnState:
         record.turns.append(TurnEntry(
             turn_id=turn.turn_id, message=turn.message, reply=reply.message, status=reply.status.value,
             query=query, language=reply.language, options=reply.options, scope=stored.get("scope") or {},
+            documents=documents,
             at=threads.dynamo.now()))
         record.turns = record.turns[-20:]
 
@@ -47,7 +56,10 @@ def run(state: TurnState) -> TurnState:
     turns.mark_committed(turn.turn_id, turn.thread_id)
 
     if reply.status == Status.ANSWER and state.route in ("knowledge", "account"):
-        profiles.remember(turn.tenant_id, turn.user_id, turn.turn_id, extract_facts(turn.message), reply.language)
+        # The tenant's products: the metadata of the documents this turn retrieved (never a fixed list).
+        retrieved = [c for c in chunks.values() if not str(c.get("chunk_id", "")).startswith("account:")]
+        facts = extract_facts(turn.message, retrieved)
+        profiles.remember(turn.tenant_id, turn.user_id, turn.turn_id, facts, reply.language)
     metrics.add_metric(name="LlmCallsPerTurn", unit="Count", value=state.counters.llm_calls)
     metrics.add_metric(name="RetrievalRounds", unit="Count", value=state.counters.retrieval_rounds)
     state.reply = reply

@@ -1,7 +1,11 @@
 """Recognising a user's pick among the options of the previous clarifying question.
 
 Deterministic and shared by every provider: the nodes use it to route a pick straight back to the
-clarified question, scoped to the chosen document.
+clarified question, scoped to the chosen document. Only a real pick is a pick: a number or an
+ordinal, or a short message whose every word names the option («همون شخص ثالث», "the health one").
+A message that says anything else («شخص ثالث رو فسخ کنید», a new question about the same product)
+is a new turn, so it goes through triage and the policy checks like any other message; callers run
+those checks before asking this module.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ _ORDINALS: dict[int, tuple[str, ...]] = {
     4: ("چهارم", "چهارمی", "fourth", "4th"),
 }
 _LAST = ("آخر", "آخری", "last")
+# A pick by name is a few words; a longer message is a sentence of its own.
+_MAX_PICK_WORDS = 6
 _PICK_FILLER = {
     "گزینه",
     "شماره",
@@ -76,6 +82,8 @@ def pick_option(message: str, options: Sequence[ClarifyOption]) -> ClarifyOption
 
 
 def _pick_by_words(message: str, options: Sequence[ClarifyOption]) -> ClarifyOption | None:
+    if len([w for w in tokens(message) if w not in _PICK_FILLER]) > _MAX_PICK_WORDS:
+        return None
     analysis = word_analysis()
     concepts = analysis.query_concepts(message)
     if not concepts:
@@ -93,8 +101,8 @@ def _pick_by_words(message: str, options: Sequence[ClarifyOption]) -> ClarifyOpt
     if best == 0 or scores.count(best) > 1:
         return None
     chosen = scores.index(best)
-    # A pick names the option; a new question that happens to mention it is not a pick.
-    on_option = sum(1 for c in concepts if c.covered_by(option_terms[chosen]))
-    if on_option * 2 < len(concepts):
+    # A pick names the option and says nothing else: a message with a word beyond the option's
+    # label («فسخ», «فرانشیز») asks something new, even when it names the option too.
+    if not all(c.covered_by(option_terms[chosen]) for c in concepts):
         return None
     return options[chosen]

@@ -6,6 +6,8 @@
   thousands separators normalised by `numbers_in`) or be the output of the deterministic money
   calculator (policy/money.py): the model never does arithmetic on money. A calculation whose
   operand is not in the chunk it cites failed, and a failed calculation is a violation.
+- No sentence of the answer reads as instructions addressed to the assistant (policy/untrusted.py):
+  documents are data, and such text in a draft means a document steered the model.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterable
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Calculation, GenerateResult
 from insurance_agent.policy.money import calculation_violations
+from insurance_agent.policy.untrusted import instruction_sentences
 from insurance_agent.text import numbers_in
 
 
@@ -81,6 +84,9 @@ def check_draft(
     violations += calculation_violations(texts, calculations)
     unsupported = number_guard(result.answer, cited_chunks, calculator_results)
     violations += [f"number {number} in the answer appears in no cited chunk" for number in unsupported]
+
+    if result.answered and instruction_sentences(result.answer):
+        violations.append("the answer repeats instruction-like text from a document")
 
     reported = set(unsupported)
     for claim in result.claims:

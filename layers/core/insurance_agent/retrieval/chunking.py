@@ -18,6 +18,13 @@ from insurance_agent.retrieval.documents import Document
 MAX_WORDS = 180
 OVERLAP_WORDS = 30
 HEADING_SEPARATOR = " > "
+# Hard bounds whatever the markup (a document without spaces or blank lines is one "word"): what an
+# encoder and a turn record ever see of one chunk. 180 Persian words are about 1,100 characters.
+MAX_CHUNK_CHARS = 1600
+MAX_HEADING_CHARS = 300
+# The dense tokenizer is super-linear in the length of one whitespace-free run (10,000 characters
+# took over a minute); encoders only ever see runs of at most this length.
+MAX_RUN_CHARS = 64
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
@@ -43,8 +50,8 @@ def chunk_document(
         raise ValueError("need max_words >= 1 and 0 <= overlap_words < max_words")
     chunks: list[ChunkPayload] = []
     for section in _sections(doc.text):
-        heading = HEADING_SEPARATOR.join(section.heading) or None
-        for text in _pack(section.paragraphs, max_words, overlap_words):
+        heading = (HEADING_SEPARATOR.join(section.heading) or "")[:MAX_HEADING_CHARS] or None
+        for text, flags in bound_chunks(_pack(section.paragraphs, max_words, overlap_words)):
             index = len(chunks)
             chunks.append(
                 ChunkPayload(
@@ -59,6 +66,7 @@ def chunk_document(
                     tenant_id=tenant_id,
                     text=text,
                     heading=heading,
+                    flags=flags,
                 )
             )
     return chunks
@@ -148,3 +156,70 @@ def _windows(paragraph: str, max_words: int, overlap_words: int) -> list[str]:
         if start + max_words >= len(pieces):
             break
     return windows
+
+
+# -- the final size-bounding step ---------------------------------------------------------------
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?؟;])\s+|\n+")
+_LONG_RUN = re.compile(rf"\S{{{MAX_RUN_CHARS + 1},}}")
+
+
+def bound_chunks(texts: list[str], max_chars: int = MAX_CHUNK_CHARS) -> list[tuple[str, list[str]]]:
+    """Every packed text within `max_chars`, cleaned of citation look-alikes and flagged.
+
+    Runs after packing whatever the parser did: an over-long text is split at sentence ends, a
+    sentence longer than the bound at whitespace, and a whitespace-free run by characters.
+    Linear in the text's length.
+    """
+    from insurance_agent.policy.untrusted import CITATION_MARKERS, INSTRUCTION_LIKE, is_instruction_like, strip_markers
+
+    out: list[tuple[str, list[str]]] = []
+    for text in texts:
+        cleaned, markers = strip_markers(text)
+        for piece in _split_bounded(cleaned.strip(), max_chars):
+            if not any(ch.isalnum() for ch in piece):
+                continue
+            flags = [CITATION_MARKERS] if markers else []
+            if is_instruction_like(piece):
+                flags.append(INSTRUCTION_LIKE)
+            out.append((piece, flags))
+    return out
+
+
+def _split_bounded(text: str, max_chars: int) -> list[str]:
+    if len(text) <= max_chars:
+        return [text] if text else []
+    pieces: list[str] = []
+    current = ""
+    position = 0
+    for match in [*_SENTENCE_BREAK.finditer(text), None]:
+        end = match.start() if match else len(text)
+        sentence = text[position:end].strip()
+        position = match.end() if match else len(text)
+        if not sentence:
+            continue
+        for part in _hard_split(sentence, max_chars):
+            if current and len(current) + 1 + len(part) > max_chars:
+                pieces.append(current)
+                current = ""
+            current = f"{current} {part}" if current else part
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def _hard_split(sentence: str, max_chars: int) -> list[str]:
+    """A sentence longer than `max_chars`: cut at the last whitespace before the bound, else anywhere."""
+    parts = []
+    while len(sentence) > max_chars:
+        cut = sentence.rfind(" ", max_chars // 2, max_chars + 1)
+        cut = cut if cut > 0 else max_chars
+        parts.append(sentence[:cut].strip())
+        sentence = sentence[cut:].strip()
+    if sentence:
+        parts.append(sentence)
+    return parts
+
+
+def encoder_text(text: str) -> str:
+    """What encoders may see of `text`: whitespace-free runs longer than MAX_RUN_CHARS are broken up."""
+    return _LONG_RUN.sub(lambda m: " ".join(m.group(0)[i : i + MAX_RUN_CHARS] for i in range(0, len(m.group(0)), MAX_RUN_CHARS)), text)

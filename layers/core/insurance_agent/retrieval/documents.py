@@ -8,7 +8,9 @@ is rejected instead: ignoring it would silently publish an officer-only document
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import unicodedata
 from pathlib import Path
 from typing import Any, Literal
@@ -38,7 +40,9 @@ class DocumentError(InvalidInputError):
     ENCODING = "encoding"
     INVALID_FIELD = "invalid_field"
     UNREADABLE = "unreadable"
-    REASONS = (EMPTY, FRONT_MATTER, TOO_LARGE, ENCODING, INVALID_FIELD, UNREADABLE)
+    NOT_REGULAR = "not_regular_file"
+    NOT_TEXT = "not_text"
+    REASONS = (EMPTY, FRONT_MATTER, TOO_LARGE, ENCODING, INVALID_FIELD, UNREADABLE, NOT_REGULAR, NOT_TEXT)
 
     def __init__(self, reason: str, detail: str = "") -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
@@ -98,21 +102,15 @@ class Document(BaseModel):
 def load_document(path: str | Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> Document:
     """Read and validate one document; raises DocumentError with the reason it cannot be used."""
     path = Path(path)
-    try:
-        # Check the size before reading so that a huge file is never loaded into memory.
-        if path.stat().st_size > max_bytes:
-            raise DocumentError(DocumentError.TOO_LARGE, f"more than {max_bytes} bytes")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DocumentError(DocumentError.UNREADABLE, type(exc).__name__) from exc
-    if len(raw) > max_bytes:  # the file grew between stat and read
-        raise DocumentError(DocumentError.TOO_LARGE, f"more than {max_bytes} bytes")
+    raw = _read_regular(path, max_bytes)
     try:
         content = raw.decode("utf-8-sig")  # tolerate a BOM, refuse every other encoding
     except UnicodeDecodeError as exc:
         raise DocumentError(DocumentError.ENCODING, f"not UTF-8 at byte {exc.start}") from exc
     if "\x00" in content:
         raise DocumentError(DocumentError.ENCODING, "contains NUL bytes")
+    if not _looks_like_text(content):
+        raise DocumentError(DocumentError.NOT_TEXT, "mostly control characters or symbols")
     content = content.replace("\r\n", "\n").replace("\r", "\n")
     meta, body = _split_front_matter(content)
     body = body.strip()
@@ -133,6 +131,40 @@ def load_document(path: str | Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> Docu
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'document'}: {e['msg']}" for e in exc.errors())
         raise DocumentError(DocumentError.INVALID_FIELD, problems) from exc
+
+
+def _read_regular(path: Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file, never through a symlink, never more than `max_bytes`."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        if path.is_symlink():
+            raise DocumentError(DocumentError.NOT_REGULAR, "symbolic link (not followed)")
+        fd = os.open(path, flags)
+    except DocumentError:
+        raise
+    except OSError as exc:
+        raise DocumentError(DocumentError.UNREADABLE, type(exc).__name__) from exc
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise DocumentError(DocumentError.NOT_REGULAR, "not a regular file")
+        # Check the size before reading so that a huge file is never loaded into memory.
+        if info.st_size > max_bytes:
+            raise DocumentError(DocumentError.TOO_LARGE, f"more than {max_bytes} bytes")
+        raw = handle.read(max_bytes + 1)
+    if len(raw) > max_bytes:  # the file grew between stat and read
+        raise DocumentError(DocumentError.TOO_LARGE, f"more than {max_bytes} bytes")
+    return raw
+
+
+def _looks_like_text(content: str, sample: int = 65_536) -> bool:
+    """Prose or Markdown: letters, digits and whitespace make up a fair share of the characters."""
+    head = content[:sample]
+    if not head:
+        return True
+    control = sum(1 for ch in head if unicodedata.category(ch) in ("Cc", "Cs", "Co", "Cn") and ch not in "\n\t\r")
+    wordish = sum(1 for ch in head if ch.isalnum() or ch.isspace())
+    return control / len(head) < 0.01 and wordish / len(head) >= 0.3
 
 
 def _split_front_matter(content: str) -> tuple[dict[str, Any], str]:

@@ -21,7 +21,7 @@ from insurance_agent.config import get_settings
 from insurance_agent.errors import ConfigurationError, TransientError
 from insurance_agent.models.chunks import ChunkPayload
 from insurance_agent.retrieval.access import require_tenant
-from insurance_agent.retrieval.chunking import embedding_text
+from insurance_agent.retrieval.chunking import embedding_text, encoder_text
 from insurance_agent.retrieval.embeddings import (
     DENSE_VECTOR,
     LATE_VECTOR,
@@ -125,6 +125,26 @@ def tenant_has_chunks(tenant_id: str) -> bool:
     return bool(points)
 
 
+def existing_file_ids(tenant_id: str, page: int = 2048) -> set[str]:
+    """The file ids that have chunks for the tenant (one pass over its points, payload field only)."""
+    require_tenant(tenant_id)
+    if not collection_exists():
+        return set()
+    client = get_client()
+    name = get_settings().retrieval.collection
+    found: set[str] = set()
+    offset = None
+    with qdrant_errors():
+        while True:
+            points, offset = client.scroll(
+                name, scroll_filter=models.Filter(must=[_match("tenant_id", tenant_id)]), limit=page,
+                offset=offset, with_payload=models.PayloadSelectorInclude(include=["file_id"]), with_vectors=False,
+            )
+            found.update(str((point.payload or {}).get("file_id")) for point in points)
+            if offset is None:
+                return found
+
+
 def ensure_collection() -> None:
     """Create the collection if missing; refuse an existing one whose vectors do not fit the models."""
     name = get_settings().retrieval.collection
@@ -166,7 +186,7 @@ def upsert_chunks(chunks: Sequence[ChunkPayload], *, batch_size: int = UPSERT_BA
     dense, sparse, late = dense_encoder(), sparse_encoder(), late_encoder()
     for start in range(0, len(chunks), batch_size):
         batch = list(chunks[start : start + batch_size])
-        texts = [embedding_text(chunk) for chunk in batch]
+        texts = [encoder_text(embedding_text(chunk)) for chunk in batch]
         dense_vectors = dense.embed_passages(texts)
         sparse_vectors = sparse.embed_passages(texts)
         late_vectors = late.embed_passages(texts) if late else [None] * len(batch)

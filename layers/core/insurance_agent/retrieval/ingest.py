@@ -4,10 +4,18 @@ Re-ingesting a file replaces its chunks: the new chunks are written first (deter
 overwrite the old ones in place) and then every other chunk of that file is deleted. The end state
 is the same as delete-then-upsert, but a search running meanwhile never finds the file missing.
 A skipped (bad) file never changes the index, so a broken edit keeps the last good version.
+
+Documents are untrusted input. Only regular files under the folder are read: symbolic links (to
+files or folders) are never followed and are reported as skipped, like over-sized, binary or
+text-less files. Chunks with instruction-like text are flagged (payload `flags`, and `flagged` in
+the report). Time is linear in the corpus: old chunks are only looked for in files that had some.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import stat
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -19,9 +27,11 @@ from insurance_agent.models.chunks import ChunkPayload
 from insurance_agent.retrieval import index
 from insurance_agent.retrieval.access import require_tenant
 from insurance_agent.retrieval.chunking import chunk_document
-from insurance_agent.retrieval.documents import Document, DocumentError, load_document
+from insurance_agent.policy.untrusted import INSTRUCTION_LIKE
+from insurance_agent.retrieval.documents import MAX_DOCUMENT_BYTES, Document, DocumentError, load_document
 
 SUFFIXES = (".md", ".txt")
+logger = logging.getLogger(__name__)
 EMBED_BATCH = 32
 NO_CHUNKS = "no_chunks"
 DUPLICATE_FILE_ID = "duplicate_file_id"
@@ -40,20 +50,34 @@ class IngestWarning(BaseModel):
     detail: str
 
 
+class FlaggedFile(BaseModel):
+    """A file ingested with chunks that need a reviewer's eye (text addressed to the assistant, fake citations)."""
+
+    path: str
+    flags: list[str]
+    chunks: int
+
+
 class IngestReport(BaseModel):
     files: int = 0
     chunks: int = 0
     skipped: list[SkippedFile] = Field(default_factory=list)
     # Ingested files with something ignored (e.g. an unknown front-matter key).
     warnings: list[IngestWarning] = Field(default_factory=list)
+    flagged: list[FlaggedFile] = Field(default_factory=list)
     seconds: float = 0.0
 
 
 class _Writer:
     """Buffers whole files' chunks so that embedding and upserts run in batches across small files."""
 
-    def __init__(self, tenant_id: str, total: int, progress: Progress | None, batch_size: int = EMBED_BATCH) -> None:
+    def __init__(
+        self, tenant_id: str, total: int, progress: Progress | None, batch_size: int = EMBED_BATCH,
+        existing: set[str] | None = None,
+    ) -> None:
         self.tenant_id = tenant_id
+        # File ids that had chunks before this run (None: unknown, look for stale chunks everywhere).
+        self.existing = existing
         self.total = total
         self.progress = progress
         self.batch_size = batch_size
@@ -76,6 +100,12 @@ class _Writer:
         if not chunks:
             self.skip(label, NO_CHUNKS, "only headings or markup")
             return
+        flagged = [chunk for chunk in chunks if chunk.flags]
+        if flagged:
+            flags = sorted({flag for chunk in flagged for flag in chunk.flags})
+            self.report.flagged.append(FlaggedFile(path=label, flags=flags, chunks=len(flagged)))
+            if INSTRUCTION_LIKE in flags:
+                logger.warning("document has instruction-like text", extra={"file": label, "chunks": len(flagged)})
         self._pending.append((doc.file_id, chunks))
         self._pending_chunks += len(chunks)
         if self._pending_chunks >= self.batch_size:
@@ -91,7 +121,8 @@ class _Writer:
         chunks = [chunk for _, file_chunks in self._pending for chunk in file_chunks]
         index.upsert_chunks(chunks, batch_size=self.batch_size)
         for file_id, file_chunks in self._pending:
-            index.delete_stale(self.tenant_id, file_id, keep=file_chunks)
+            if self.existing is None or file_id in self.existing:
+                index.delete_stale(self.tenant_id, file_id, keep=file_chunks)
         self.report.files += len(self._pending)
         self.report.chunks += len(chunks)
         files = len(self._pending)
@@ -104,27 +135,59 @@ class _Writer:
             self.progress(self.done, self.total)
 
 
+def _candidates(root: Path) -> tuple[list[Path], list[SkippedFile]]:
+    """.md/.txt regular files below `root` (sorted), and the symlinks and special files passed over.
+
+    os.walk without followlinks never enters a linked folder; entries are checked with lstat, so a
+    link is reported, not read. Hidden files and folders are ignored.
+    """
+    files: list[Path] = []
+    passed: list[SkippedFile] = []
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        base = Path(folder)
+        for name in [d for d in dirs if not d.startswith(".")]:
+            if (base / name).is_symlink():
+                passed.append(SkippedFile(path=(base / name).relative_to(root).as_posix(),
+                                          reason=DocumentError.NOT_REGULAR, detail="symbolic link (not followed)"))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (base / d).is_symlink())
+        for name in sorted(names):
+            path = base / name
+            if name.startswith(".") or path.suffix.lower() not in SUFFIXES:
+                continue
+            mode = path.lstat().st_mode
+            if stat.S_ISREG(mode):
+                files.append(path)
+            else:
+                detail = "symbolic link (not followed)" if stat.S_ISLNK(mode) else "not a regular file"
+                passed.append(SkippedFile(path=path.relative_to(root).as_posix(), reason=DocumentError.NOT_REGULAR, detail=detail))
+    return sorted(files), passed
+
+
 def ingest_directory(
-    path: str | Path, tenant_id: str, *, reset: bool = False, progress: Progress | None = None
+    path: str | Path, tenant_id: str, *, reset: bool = False, progress: Progress | None = None,
+    max_bytes: int | None = None,
 ) -> IngestReport:
-    """Ingest every .md/.txt file below `path` (sorted; hidden files and folders ignored)."""
+    """Ingest every regular .md/.txt file below `path` (sorted; hidden files and folders, symlinks ignored).
+
+    `max_bytes` (default AGENT_MAX_DOCUMENT_BYTES, else 1 MiB): larger files are reported and skipped.
+    """
     started = time.perf_counter()
     require_tenant(tenant_id)
     root = Path(path)
     if not root.is_dir():
         raise InvalidInputError(f"{root} is not a folder")
-    files = sorted(
-        p
-        for p in root.rglob("*")
-        if p.suffix.lower() in SUFFIXES and p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    )
+    limit = max_bytes or int(os.environ.get("AGENT_MAX_DOCUMENT_BYTES") or MAX_DOCUMENT_BYTES)
+    files, passed = _candidates(root)
     if reset:
         index.reset(tenant_id)
-    writer = _Writer(tenant_id, len(files), progress)
+    existing = set() if reset else index.existing_file_ids(tenant_id)
+    writer = _Writer(tenant_id, len(files) + len(passed), progress, existing=existing)
+    for skipped in passed:
+        writer.skip(skipped.path, skipped.reason, skipped.detail)
     for file in files:
         label = file.relative_to(root).as_posix()
         try:
-            doc = load_document(file)
+            doc = load_document(file, max_bytes=limit)
         except DocumentError as exc:
             writer.skip(label, exc.reason, exc.detail)
             continue
@@ -141,7 +204,7 @@ def ingest_documents(
     started = time.perf_counter()
     require_tenant(tenant_id)
     docs = list(docs)
-    writer = _Writer(tenant_id, len(docs), progress)
+    writer = _Writer(tenant_id, len(docs), progress, existing=index.existing_file_ids(tenant_id))
     for doc in docs:
         writer.add(doc, doc.source or doc.file_id)
     writer.flush()

@@ -19,7 +19,7 @@ from insurance_agent.errors import IndexMissingError, InvalidInputError
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.retrieval import index
 from insurance_agent.retrieval.access import allowed_audiences, require_tenant
-from insurance_agent.retrieval.chunking import HEADING_SEPARATOR
+from insurance_agent.retrieval.chunking import HEADING_SEPARATOR, encoder_text
 from insurance_agent.retrieval.embeddings import (
     DENSE_VECTOR,
     LATE_VECTOR,
@@ -82,10 +82,10 @@ def search(
     dense_query = None
     if "dense" in legs:
         dense = dense_encoder()
-        dense_query = dense.embed_query(text)
+        dense_query = dense.embed_query(encoder_text(text))
         prefetch.append(models.Prefetch(query=dense_query, using=DENSE_VECTOR, filter=security, limit=limit))
     if "sparse" in legs:
-        sparse = sparse_encoder().embed_query(text)
+        sparse = sparse_encoder().embed_query(encoder_text(text))
         if sparse.indices:  # a query of stopwords only has no BM25 terms; the dense leg still runs
             prefetch.append(models.Prefetch(query=sparse, using=SPARSE_VECTOR, filter=security, limit=limit))
     if not prefetch:

@@ -16,13 +16,14 @@ for at most SCOPE_TTL_SECONDS.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from insurance_agent.text import content_terms
+from insurance_agent.text import content_terms, stopwords, tokens
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ SCROLL_PAGE = 256
 _FILLERS = (
     "چقدر چقدره چقد چنده چند چیه چیست چی چطور چطوره چطوری چجوری کدوم کدومه کدام آیا مگه میشه می‌شود "
     "میشود بشه باشه هست هستش است بود داره دارد دارم داریم کنم کنیم کنید میکنه می‌کند میده می‌دهد "
-    "لطفا ممنون سلام خب حالا الان اینجا اونجا یعنی درسته آره نه بله خیر "
+    "لطفا ممنون سلام خب حالا الان اینجا اونجا یعنی درسته آره نه بله خیر شد شده بگو بگید بگین "
     "please thanks hi hello ok okay yes no what whats how when where which who why is are does do can could "
     "would should tell me know about"
 )
@@ -44,13 +45,36 @@ _FILLERS = (
 
 @lru_cache(maxsize=1)
 def _filler_terms() -> frozenset[str]:
-    return frozenset(content_terms(_FILLERS))
+    return frozenset(content_terms(_FILLERS)) | frozenset(tokens(_FILLERS))
 
 
-def message_terms(message: str) -> list[str]:
-    """The message's own content terms: what it is about."""
-    fillers = _filler_terms()
-    return [term for term in dict.fromkeys(content_terms(message)) if term not in fillers and not term.isdigit()]
+# Spoken Persian clitics on a word («ماشینمو», «خسارتم», «هزینه‌اش»): stripped for the lookup only.
+_CLITIC = re.compile(r"(?:مونو|تونو|شونو|مون|تون|شون|مو|تو|شو|رو|ام|اش|م|ت|ش|و|ه)$")
+
+
+def _forms(word: str) -> set[str]:
+    """The spellings under which a message word may occur in the corpus vocabulary."""
+    forms = {word, *content_terms(word)}
+    if not word.isascii():
+        bare = _CLITIC.sub("", word)
+        if bare != word and len(bare) >= 3:
+            forms |= {bare, *content_terms(bare)}
+    return forms
+
+
+def message_terms(message: str) -> list[set[str]]:
+    """The message's own words (question words, fillers, stopwords and numbers aside), each as the
+    set of forms it may take in the corpus."""
+    fillers, stop = _filler_terms(), stopwords()
+    words = []
+    for word in dict.fromkeys(tokens(message)):
+        if word in stop or word in fillers or word.isdigit() or len(word) < 2:
+            continue
+        forms = _forms(word)
+        if forms & fillers or all(form in stop for form in forms - {word}) and len(forms) > 1:
+            continue
+        words.append(forms)
+    return words
 
 
 @dataclass(frozen=True)
@@ -62,9 +86,9 @@ class CorpusScope:
     chunks: int = 0
 
     def coverage(self, message: str) -> tuple[int, int]:
-        """(content terms of the message found in the corpus, content terms of the message)."""
-        terms = message_terms(message)
-        return sum(term in self.terms for term in terms), len(terms)
+        """(words of the message found in the corpus, words of the message), question words aside."""
+        words = message_terms(message)
+        return sum(bool(forms & self.terms) for forms in words), len(words)
 
     def covers(self, message: str) -> bool:
         """At least half of the message's content terms, and at least one, occur in the corpus."""
@@ -83,6 +107,7 @@ def scope_from_payloads(payloads: Iterable[Mapping[str, object]]) -> CorpusScope
             value = payload.get(key)
             if isinstance(value, str) and value:
                 terms.update(content_terms(value))
+                terms.update(tokens(value))
         for key in ("title", "product", "domain"):
             value = payload.get(key)
             if isinstance(value, str) and value.strip() and value.strip() != "general":

@@ -21,10 +21,20 @@ class TriageDecision(_Wire):
 
     intent: Literal["chitchat", "knowledge", "account", "handoff_request", "out_of_scope"] = Field(
         description="chitchat: greetings, thanks, small talk. knowledge: a question the organisation's documents "
-        "can answer. account: a question about the user's own policies or records. handoff_request: the user "
-        "asks for a human. out_of_scope: anything else."
+        "can answer: any subject of <corpus_topics>, with or without the word insurance, and a short follow-up of an "
+        "answered question. account: a question about the user's own policies or records. handoff_request: the user "
+        "asks for a human, in any wording. out_of_scope: a topic unrelated to the documents and to insurance."
     )
-    restricted: bool = Field(description="true when the message belongs to one of the restricted intents")
+    asks_about_rule: bool = Field(
+        default=False,
+        description="true when the message asks how something works (a deadline, condition, procedure or cover), "
+        "even about complaints, appeals, cancellation or courts; false when the user asks us to act, states that "
+        "they will, or reports their own case"
+    )
+    restricted: bool = Field(
+        description="true when the user asks us to act on, or reports, one of the restricted intents; a question "
+        "about the rule of one of them is not restricted. Decided before any pick of a clarifying question's options"
+    )
     restricted_category: str | None = Field(
         default=None, description="the name of the restricted intent, when restricted is true"
     )

@@ -11,6 +11,9 @@ Three cases, in order:
    product line) replaces the old one ("پدرم" -> "همسرم"); anything else is appended.
 3. Otherwise the message is its own standalone query.
 
+From the second retrieval round on, the query is `lexical.broaden` of the previous one (question
+words dropped, every known synonym and rendering added); the node escalates when that adds nothing.
+
 English words that the domain glossary knows get their Persian renderings appended in brackets, so
 that retrieval and the lexical roles can match the Persian corpus. The user's message itself is
 never modified: the result is always a new string.
@@ -22,9 +25,11 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from insurance_agent.lexical import noise_terms, persian_expansion, text_terms
+from insurance_agent.colloquial import formalize
+from insurance_agent.lexical import broaden, noise_terms, persian_expansion, register_expansion, text_terms
 from insurance_agent.models.roles import ContextualizeRequest, ContextualizeResult, HistoryTurn
 from insurance_agent.policy.clarification import pick_option
+from insurance_agent.policy.memory import product_names
 from insurance_agent.text import content_terms, detect_language, normalize, tokens
 
 _EXPANSION = re.compile(r"\s*\[[^\[\]]*\]\s*$")
@@ -105,8 +110,15 @@ _SLOTS: dict[str, tuple[str, ...]] = {
         "myself",
     ),
     "vehicle": ("خودرو", "ماشین", "اتومبیل", "موتور", "موتورسیکلت", "car", "vehicle", "motorcycle", "motorbike"),
+    # Lines of insurance in general; the tenant's own product words come from the documents the
+    # thread's earlier replies cited (their product ids and titles, see `tenant_line_words`).
     "line": (
         "بدنه",
+        "باربری",
+        "مهندسی",
+        "cargo",
+        "engineering",
+        "cyber",
         "شخص",
         "ثالث",
         "درمان",
@@ -143,13 +155,27 @@ def _slot_index() -> dict[str, str]:
     return index
 
 
-def slot_of(word: str) -> str | None:
-    """The kind of a word ("person", "vehicle", "line") or None."""
+def slot_of(word: str, lines: frozenset[str] = frozenset()) -> str | None:
+    """The kind of a word ("person", "vehicle", "line") or None; `lines`: the tenant's product terms."""
     index = _slot_index()
     for term in content_terms(word):
         if term in index:
             return index[term]
+        if term in lines:
+            return "line"
     return None
+
+
+def tenant_line_words(history: Sequence[HistoryTurn]) -> frozenset[str]:
+    """Terms naming the tenant's products, from the documents the thread's replies cited: each
+    product id's words and the title words that tell the cited products apart."""
+    documents = [d.model_dump() for turn in history for d in turn.documents]
+    terms: set[str] = set()
+    for sequences in product_names(documents).values():
+        for words in sequences:
+            for word in words:
+                terms.update(content_terms(word))
+    return frozenset(terms)
 
 
 
@@ -212,7 +238,7 @@ def _in_persian(word: str) -> str:
     return rendering[0] if rendering else word
 
 
-def merge_follow_up(previous: str, message: str) -> str:
+def merge_follow_up(previous: str, message: str, lines: frozenset[str] = frozenset()) -> str:
     """The previous standalone query with the follow-up's words replacing or extending it."""
     base = _EXPANSION.sub("", previous).strip()
     mark = base[-1] if base and base[-1] in "?؟" else ""
@@ -221,8 +247,8 @@ def merge_follow_up(previous: str, message: str) -> str:
     residual = residual_words(message)
     consumed: set[int] = set()
     for slot in _SLOTS:
-        new = [i for i, word in enumerate(residual) if slot_of(word) == slot]
-        old = [i for i, word in enumerate(base_words) if slot_of(word) == slot]
+        new = [i for i, word in enumerate(residual) if slot_of(word, lines) == slot]
+        old = [i for i, word in enumerate(base_words) if slot_of(word, lines) == slot]
         if not new or not old:
             continue
         replacement = " ".join(residual[i] for i in new)
@@ -240,10 +266,12 @@ def merge_follow_up(previous: str, message: str) -> str:
 
 
 def with_expansion(query: str) -> str:
-    """`query` plus the Persian renderings of its English domain words, in brackets (corpus language)."""
-    core = _EXPANSION.sub("", query).strip()
+    """`query` in written Persian (colloquial.py), plus, in brackets, the Persian renderings of its
+    English domain words and the documents' words for its everyday ones (ماشین -> خودرو)."""
+    core = formalize(_EXPANSION.sub("", query).strip())
     present = text_terms(core)
     extra = [phrase for phrase in persian_expansion(core) if not text_terms(phrase) <= present]
+    extra += [phrase for phrase in register_expansion(core) if phrase not in extra]
     return f"{core} [{' '.join(extra)}]" if extra else core
 
 
@@ -251,6 +279,9 @@ class LocalContextualizer:
     """The contextualize role of the local provider."""
 
     def __call__(self, request: ContextualizeRequest) -> ContextualizeResult:
+        if request.attempt > 0 and request.previous_query.strip():
+            # A later round: the previous query found nothing sufficient; search wider, not the same.
+            return ContextualizeResult(standalone_query=broaden(request.previous_query))
         message = request.message.strip()
         history = request.history
         if history:
@@ -265,5 +296,6 @@ class LocalContextualizer:
                     return ContextualizeResult(standalone_query=with_expansion(query), scope=scope)
             earlier = previous_query(history)
             if earlier and is_follow_up(message):
-                return ContextualizeResult(standalone_query=with_expansion(merge_follow_up(earlier, message)))
+                merged = merge_follow_up(earlier, message, tenant_line_words(history))
+                return ContextualizeResult(standalone_query=with_expansion(merged))
         return ContextualizeResult(standalone_query=with_expansion(message))

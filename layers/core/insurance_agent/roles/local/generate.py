@@ -49,13 +49,17 @@ from insurance_agent.lexical import (
 )
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Claim, GenerateRequest, GenerateResult, Intent
-from insurance_agent.roles.local.question import fits, question_shape
-from insurance_agent.text import normalize, numbers_in, split_sentences, tokens
+from insurance_agent.policy.untrusted import is_instruction_like
+from insurance_agent.roles.local.question import fits, has_number, question_shape
+from insurance_agent.text import detect_language, display_text, normalize, split_sentences, tokens
 
 FRAMES = {
     "en": "According to {title}: {quote}",
     "fa": "بر اساس «{title}»: {quote}",
 }
+# An English answer quoting the Persian source says so, and marks where the quote starts and ends.
+SOURCE_FRAME_EN = "According to «{title}» (quoted from the Persian source): «{quote}»"
+MAX_TITLE_CHARS = 48
 
 _THANKS = re.compile(r"ممنون|مرسی|متشکر|سپاس|دست(?:ت|تون)? درد نکنه|thank|thanks|thx|appreciate", re.IGNORECASE)
 _BYE = re.compile(r"خداحافظ|خدانگهدار|فعلا|بدرود|\bbye\b|goodbye|see you", re.IGNORECASE)
@@ -109,18 +113,39 @@ def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
+# A list item: «الف- ...», «ب ـ ...», «۱ـ ...», "2) ...", or a "label: value" line. Statutes and
+# bylaws end such items without punctuation; they are content, never headings.
+_LIST_ITEM = re.compile(r"^(?:[\u0600-\u06ff]{1,3}|\d{1,3})\s*[-ـ–—.)]\s*\S|^[^:：]{1,60}[:：]\s*\S")
+
+
 def _heading_like(lines: list[str]) -> bool:
     """A lone short line with no closing punctuation: a heading merged into the text by expansion."""
     if len(lines) != 1:
         return False
-    line = lines[0]
+    line = normalize(lines[0], keep_zwnj=True)
+    if _LIST_ITEM.match(line):
+        return False
     return len(line.split()) <= 10 and not line.endswith(_CLOSING) and not line.startswith(("-", "*", "|"))
+
+
+def plain(text: str) -> str:
+    """`text` without Markdown emphasis; a marker between two words becomes a space, never glue."""
+    text = re.sub(r"(?<=\w)(?:\*\*|__|`)+(?=\w)", " ", text)
+    return _EMPHASIS.sub("", text)
+
+
+def _same_title(heading: str, title: str) -> bool:
+    return bool(heading) and (title.startswith(heading) or heading.startswith(title))
 
 
 def evidence_units(chunk: RetrievedChunk) -> list[Unit]:
     """The chunk's sentences and table rows in reading order (headings and table headers are context)."""
     units: list[Unit] = []
-    heading = (chunk.heading or "").replace(" > ", "\n")
+    # A heading that only repeats the document's title is not local context: the title already
+    # names every sentence of the document, and alone it must never make a sentence relevant.
+    title = canonical(chunk.title)
+    parts = [part for part in (chunk.heading or "").split(" > ") if part.strip()]
+    heading = "\n".join(part for part in parts if not _same_title(canonical(part), title))
     lead = ""
     for paragraph in _PARAGRAPH_BREAK.split(chunk.text):
         lines = [line.strip() for line in paragraph.strip().splitlines() if line.strip()]
@@ -132,11 +157,11 @@ def evidence_units(chunk: RetrievedChunk) -> list[Unit]:
                 if _TABLE_SEPARATOR.match(line):
                     continue
                 if header is None and index + 1 < len(lines) and _TABLE_SEPARATOR.match(lines[index + 1]):
-                    header = _EMPHASIS.sub("", " | ".join(_cells(line)))
+                    header = plain(" | ".join(_cells(line)))
                     continue
                 row = " | ".join(cell for cell in _cells(line) if cell)
                 if row:
-                    units.append(Unit(_EMPHASIS.sub("", row), f"{heading}\n{lead}\n{header or ''}", header, len(units)))
+                    units.append(Unit(plain(row), f"{heading}\n{lead}\n{header or ''}", header, len(units)))
             lead = ""
             continue
         if _heading_like(lines):
@@ -144,7 +169,9 @@ def evidence_units(chunk: RetrievedChunk) -> list[Unit]:
             continue
         for line in lines:
             for sentence in split_sentences(line):
-                units.append(Unit(_EMPHASIS.sub("", sentence).strip(), f"{heading}\n{lead}", None, len(units)))
+                if is_instruction_like(sentence):
+                    continue  # documents are data: text addressed to the assistant is never quoted
+                units.append(Unit(plain(sentence).strip(), f"{heading}\n{lead}", None, len(units)))
         lead = lines[-1] if lines[-1].endswith((":", "：")) else ""
     return units
 
@@ -189,13 +216,35 @@ def is_account_evidence(chunk: RetrievedChunk) -> bool:
     return chunk.chunk_id.startswith(ACCOUNT_PREFIX)
 
 
+def short_title(title: str) -> str:
+    """A document's title as a reply cites it: whole when short, else without a trailing parenthesis
+    («(مصوب ۱۳۹۶)») and cut at a word. Quoting a long statute title before every sentence made it
+    a quarter of the reply."""
+    title = display_text(" ".join(title.split()))
+    if len(title) <= MAX_TITLE_CHARS:
+        return title
+    bare = re.sub(r"\s*[(（][^()（）]*[)）]\s*$", "", title).strip() or title
+    if len(bare) <= MAX_TITLE_CHARS:
+        return bare
+    kept: list[str] = []
+    for word in bare.split():
+        if len(" ".join([*kept, word])) > MAX_TITLE_CHARS - 1:
+            break
+        kept.append(word)
+    return " ".join(kept or bare.split()[:1]) + "…"
+
+
 def strip_frame(text: str, titles: list[str]) -> str:
     """The quote inside a framed claim ("According to <title>: <quote>"), else the text unchanged."""
     for title in titles:
-        for frame in FRAMES.values():
-            prefix = frame.format(title=title, quote="")
-            if text.startswith(prefix):
-                return text[len(prefix) :]
+        for name in dict.fromkeys([title, short_title(title)]):
+            for frame in (*FRAMES.values(), SOURCE_FRAME_EN):
+                prefix = frame.format(title=name, quote="")
+                if frame.endswith("»"):
+                    prefix = prefix[:-1]
+                if text.startswith(prefix):
+                    body = text[len(prefix) :]
+                    return body[:-1] if frame.endswith("»") and body.endswith("»") else body
     return text
 
 
@@ -255,7 +304,7 @@ class LocalGenerator:
                     chosen.append(line)
             if not any(_FIELD_LINE.match(line) for line in chosen):
                 chosen = lines[1:] or lines  # the asked field is not in this record: show the record
-            claims += [self._claim(chunk, line, request.language) for line in chosen]
+            claims += [self._claim(chunk, line, request.language, framed=i == 0) for i, line in enumerate(chosen)]
         if not claims:
             return self._abstain()
         return GenerateResult(
@@ -313,7 +362,7 @@ class LocalGenerator:
                 support = coverage(concepts, local | title, weights)
                 own_cover = coverage(concepts, own, weights)
                 # answer shape: a quantity for "how much" questions; never a dangling "as follows:"
-                shape = (not quantity or bool(numbers_in(unit.text))) and not unit.text.endswith(":")
+                shape = (not quantity or has_number(unit.text)) and not unit.text.endswith(":")
                 candidate = _Candidate(chunk, unit, own, local | title)
                 # an account question is about the user's own policy records first
                 own_policy = account and is_account_evidence(chunk) and support >= self.min_support
@@ -332,14 +381,14 @@ class LocalGenerator:
             covered |= candidate.context
         confidence = coverage(concepts, covered, weights)
 
+        # A table's header row is context, never a quote of its own. The first quote from a
+        # document names it (briefly); further quotes from the same document do not repeat it.
         claims: list[Claim] = []
+        named: set[str] = set()
         for candidate in chosen:
-            header = candidate.unit.header
-            if header:  # a table row is unreadable without its header: quote the header too, once
-                header_claim = self._claim(candidate.chunk, header, request.language)
-                if header_claim not in claims:
-                    claims.append(header_claim)
-            claims.append(self._claim(candidate.chunk, candidate.unit.text, request.language))
+            framed = candidate.chunk.file_id not in named
+            named.add(candidate.chunk.file_id)
+            claims.append(self._claim(candidate.chunk, candidate.unit.text, request.language, framed=framed))
         citations = list(dict.fromkeys(cid for claim in claims for cid in claim.chunk_ids))
         return GenerateResult(
             answer="\n".join(claim.text for claim in claims),
@@ -350,6 +399,13 @@ class LocalGenerator:
         )
 
     @staticmethod
-    def _claim(chunk: RetrievedChunk, quote: str, language: str) -> Claim:
-        title = chunk.title.strip() or chunk.file_id
-        return Claim(text=FRAMES[language].format(title=title, quote=quote), chunk_ids=[chunk.chunk_id])
+    def _claim(chunk: RetrievedChunk, quote: str, language: str, framed: bool = True) -> Claim:
+        """One quote as a claim; Arabic ي/ك and direction marks of the source are shown in Persian form."""
+        quote = display_text(quote)
+        if not framed:
+            return Claim(text=quote, chunk_ids=[chunk.chunk_id])
+        title = short_title(chunk.title.strip() or chunk.file_id)
+        frame = FRAMES[language]
+        if language == "en" and detect_language(quote) == "fa":
+            frame = SOURCE_FRAME_EN
+        return Claim(text=frame.format(title=title, quote=quote), chunk_ids=[chunk.chunk_id])

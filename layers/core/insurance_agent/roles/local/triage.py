@@ -47,7 +47,7 @@ from insurance_agent.policy.escalation import EscalationPolicy, load_policy
 from insurance_agent.policy.routing import policy_signals
 from insurance_agent.roles.local.contextualize import is_follow_up, residual_words, slot_of
 from insurance_agent.roles.local.embedding import embed_queries
-from insurance_agent.text import content_terms, detect_language, normalize
+from insurance_agent.text import content_terms, detect_language, normalize, tokens
 from insurance_agent.text import turn_language as detect_turn_language
 
 EXEMPLARS_FILE = Path(__file__).resolve().parent.parent / "data" / "triage_exemplars.jsonl"
@@ -245,11 +245,12 @@ _SMALL_TALK = re.compile(
 )
 # Words that make a message about insurance at all.
 _INSURANCE = re.compile(
-    r"بیمه|پوشش|خسارت|فرانشیز|تعهد|غرامت|دیه|ثالث|بدنه|تکمیلی|درمان|بستری|جراحی|زایمان|تصادف|حادثه|"
-    r"آتش ?سوزی|زلزله|سرقت|دوره انتظار|بازخرید|مسافرتی|سرمایه فوت|اقساط|قسط|تمدید|الحاقیه|"
+    r"بیمه|پوشش|خسارت|فرانشیز|تعهد|غرامت|دیه|ثالث|بدنه|تکمیلی|درمان|بستری|جراحی|زایمان|تصادف|حادثه|حوادث|ارزیاب|"
+    r"آتش ?سوزی|زلزله|سرقت|دوره انتظار|بازخرید|مسافرتی|سرمایه فوت|اقساط|قسط|تمدید|الحاقیه|جبران|زیان|آسیب دید|"
     r"\b(?:insur\w*|polic(?:y|ies)|coverage|covered|covers?\s+(?:for|against|under|the|my)|premiums?|deductibles?|"
     r"claims?|third[- ]party|liability|underwrit\w*|beneficiar\w*|reimburs\w*|hospitali[sz]\w*|outpatient|inpatient|"
-    r"surcharge|payout|waiting period|plan)\b",
+    r"surcharge|payout|waiting period|plan|compensat\w*|liab\w*|damaged?|damages|loss|losses|repairs?|"
+    r"pays?\s+for|reimburs\w*)\b",
     re.IGNORECASE,
 )
 
@@ -273,14 +274,19 @@ def turn_language(message: str, locale: str | None, previous: str | None = None)
     return detect_turn_language(message, locale, previous).language
 
 
+SHORT_FOLLOW_UP_WORDS = 6
+
+
 def _continues(message: str, last: HistoryTurn, in_corpus: bool | None = None) -> bool:
     """A short follow-up of an answered or clarified question ("what about for my wife?", «اون یکی
     چی؟», «در حوادث منجر به فوت چطور؟») is in scope, unless its own words are known to lie outside
     the tenant's corpus and are not about insurance ("and the weather tomorrow?")."""
-    if not (last.query.strip() or last.status == "clarify") or not is_follow_up(message):
+    if not (last.query.strip() or last.status == "clarify"):
         return False
-    if in_corpus is None or in_corpus:
-        return True
+    if in_corpus and len(tokens(message)) <= SHORT_FOLLOW_UP_WORDS:
+        return True  # a short message whose words the tenant's documents use
+    if not is_follow_up(message):
+        return False
     words = residual_words(message)
     return (
         not words
@@ -339,6 +345,8 @@ class LocalTriager:
             return None
         if best not in ("handoff", "frustration") and policy.asks_about_rule(message):
             return None
+        if small_talk(message) and not policy.requests_action(message):
+            return None  # greetings, thanks and farewells ask for nothing ("see you later")
         return best
 
     def classify(
@@ -425,7 +433,7 @@ class LocalTriager:
                 intent, confidence = Intent.KNOWLEDGE, 1.0
         if signals.handoff:
             intent, confidence = Intent.HANDOFF_REQUEST, 1.0
-        elif paraphrase == "handoff":
+        elif paraphrase == "handoff" and not signals.frustrated:
             intent = Intent.HANDOFF_REQUEST
         category = signals.restricted_category
         if category is None and paraphrase not in (None, "handoff", "frustration"):

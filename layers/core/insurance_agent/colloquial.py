@@ -1,0 +1,283 @@
+"""Spoken Persian -> the written register documents use, word by word (general Persian, not a domain list).
+
+Customers write the way they speak: «ماشینمو فروختم»، «پیش‌پرداختش چنده؟»، «میشه قسطی خرید؟». The
+documents say «خودرو را فروختم», «چند است», «می‌شود». Matched as they are, the spoken forms become
+query words that no document contains, and the lexical roles then reject good evidence. This module
+rewrites a message into written forms before query concepts are taken from it:
+
+1. Closed-class spoken forms (verbs, copulas, question words, prepositions) from a fixed table, plus
+   shekar's informal-word list («خونه» -> «خانه», «تموم» -> «تمام», «اگه» -> «اگر»).
+2. Enclitics, checked against shekar's word-frequency list so that a word is only split when its
+   base is a common word in its own right: the object marker «و/رو» after a noun or a possessive
+   («ماشینمو» -> «ماشینم را»), the spoken plural «ـا» («قسطا» -> «قسط‌ها») and the copula «ـه»
+   («چنده» -> «چند است»). A word is left alone when it is itself more common than the base it
+   would give («خانه» is not «خان + ه», «دارو» is not «دار + و»). Possessives («خانمم») are left
+   to the stemmer, whose output `base_form` checks the same way.
+
+`base_form` is the same frequency check for a stemmer's output: a suffix-stripper turns «خانم» into
+«خان» and «قیمت» into «قیم»; the lexical roles keep the word when it is more common than the stem.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from functools import lru_cache
+
+from insurance_agent.text import ZWNJ, normalize
+
+# Spoken form -> written form. Verbs, copulas, question words, pronouns and prepositions only: the
+# closed classes of everyday speech, not domain vocabulary.
+SPOKEN: dict[str, str] = {
+    "میشه": "می‌شود",
+    "نمیشه": "نمی‌شود",
+    "میشن": "می‌شوند",
+    "میشد": "می‌شد",
+    "بشه": "بشود",
+    "نشه": "نشود",
+    "شه": "شود",
+    "میشم": "می‌شوم",
+    "باشه": "باشد",
+    "نباشه": "نباشد",
+    "باشن": "باشند",
+    "هستش": "است",
+    "هستن": "هستند",
+    "نیستن": "نیستند",
+    "داره": "دارد",
+    "نداره": "ندارد",
+    "دارن": "دارند",
+    "ندارن": "ندارند",
+    "داشته": "داشته",
+    "میخوام": "می‌خواهم",
+    "میخوای": "می‌خواهی",
+    "میخواد": "می‌خواهد",
+    "میخوان": "می‌خواهند",
+    "میتونم": "می‌توانم",
+    "میتونه": "می‌تواند",
+    "میتونن": "می‌توانند",
+    "نمیتونم": "نمی‌توانم",
+    "نمیتونه": "نمی‌تواند",
+    "بتونم": "بتوانم",
+    "بتونه": "بتواند",
+    "میده": "می‌دهد",
+    "میدن": "می‌دهند",
+    "نمیده": "نمی‌دهد",
+    "نمیدن": "نمی‌دهند",
+    "بدن": "بدهند",
+    "میکنه": "می‌کند",
+    "میکنن": "می‌کنند",
+    "نمیکنه": "نمی‌کند",
+    "کنه": "کند",
+    "کنن": "کنند",
+    "بکنه": "بکند",
+    "میگیره": "می‌گیرد",
+    "میگیرن": "می‌گیرند",
+    "بگیره": "بگیرد",
+    "بگیرن": "بگیرند",
+    "میاد": "می‌آید",
+    "میان": "می‌آیند",
+    "بیاد": "بیاید",
+    "میره": "می‌رود",
+    "میرن": "می‌روند",
+    "بره": "برود",
+    "میگن": "می‌گویند",
+    "میگه": "می‌گوید",
+    "میدونم": "می‌دانم",
+    "بدونم": "بدانم",
+    "میخوره": "می‌خورد",
+    "میرسه": "می‌رسد",
+    "برسه": "برسد",
+    "میمونه": "می‌ماند",
+    "بمونه": "بماند",
+    "چنده": "چند است",
+    "چیه": "چیست",
+    "کیه": "کیست",
+    "چیا": "چه چیزهایی",
+    "کدومه": "کدام است",
+    "کدوم": "کدام",
+    "کدوما": "کدام‌ها",
+    "چقده": "چقدر است",
+    "چقدره": "چقدر است",
+    "چجوری": "چگونه",
+    "چطوری": "چگونه",
+    "چطوریه": "چگونه است",
+    "کجاست": "کجا است",
+    "اگه": "اگر",
+    "واسه": "برای",
+    "واسه‌ی": "برای",
+    "رو": "را",
+    "ازش": "از آن",
+    "بهش": "به آن",
+    "براش": "برای آن",
+    "باهاش": "با آن",
+    "اون": "آن",
+    "اونا": "آن‌ها",
+    "اینا": "این‌ها",
+    "اونو": "آن را",
+    "اینو": "این را",
+    "یه": "یک",
+    "دیگه": "دیگر",
+    "الان": "اکنون",
+    "هم‌اش": "همه",
+    "همش": "همه",
+    "منه": "من است",
+    "بهم": "به من",
+    "ازم": "از من",
+    "برام": "برای من",
+    "باهام": "با من",
+    "بهمون": "به ما",
+    "ازمون": "از ما",
+    "برامون": "برای ما",
+}
+
+# Enclitics, longest first. Possessives also come with the object marker («ماشینمو»).
+_POSSESSIVES = ("شون", "تون", "مون", "ش", "ت", "م")
+_OBJECT = re.compile(rf"^(?P<base>[\u0600-\u06ff{ZWNJ}]{{2,}}?)(?:{ZWNJ}رو|و)$")
+# A base is only split off when it is this many times more common than the word itself: «کارت»
+# (card) is not «کار + ت», «ساله» is not «سال + ه», while «خانمم», «چنده», «کافیه» are.
+_BASE_RATIO = 10.0
+_MIN_BASE = 3  # letters
+
+
+@lru_cache(maxsize=1)
+def _frequencies() -> dict[str, int]:
+    """shekar's Persian word-frequency list (83k words) and its informal-word map, normalised."""
+    from shekar.data import vocab_csv_path
+
+    counts: dict[str, int] = {}
+    with vocab_csv_path.open(encoding="utf-8") as handle:
+        for row in csv.reader(handle):
+            if len(row) >= 2 and row[1].isdigit():
+                word = normalize(row[0], keep_zwnj=True)
+                counts[word] = max(counts.get(word, 0), int(row[1]))
+    return counts
+
+
+@lru_cache(maxsize=1)
+def _informal() -> dict[str, str]:
+    from shekar.data import informal_words_csv_path
+
+    table: dict[str, str] = {}
+    with informal_words_csv_path.open(encoding="utf-8") as handle:
+        for row in csv.reader(handle):
+            if len(row) >= 2 and row[0] and row[1]:
+                table.setdefault(normalize(row[0], keep_zwnj=True), normalize(row[1], keep_zwnj=True))
+    for spoken, written in SPOKEN.items():
+        table[normalize(spoken, keep_zwnj=True)] = normalize(written, keep_zwnj=True)
+    return table
+
+
+def frequency(word: str) -> int:
+    return _frequencies().get(word, 0)
+
+
+def _more_common(base: str, word: str) -> bool:
+    """`base` is a common word and clearly more common than `word` (so `word` is base + clitic)."""
+    if len(base.replace(ZWNJ, "")) < _MIN_BASE:
+        return False
+    known = frequency(base)
+    return known > 0 and known >= _BASE_RATIO * frequency(word)
+
+
+def base_form(word: str, stem: str) -> str:
+    """The stemmer's `stem` of `word`, unless the word is more common than the stem (an over-stem)."""
+    if stem == word or word.isascii():
+        return stem
+    if frequency(word) > frequency(stem):
+        return word
+    return stem
+
+
+def strip_possessive(word: str) -> str:
+    """`word` without a possessive clitic when the base is the common word («خانمم» -> «خانم»)."""
+    for clitic in _POSSESSIVES:
+        base = word[: -len(clitic)].rstrip(ZWNJ)
+        if word.endswith(clitic) and _more_common(base, word):
+            return base
+    for clitic in ("ام", "ات", "اش"):  # «بیمه‌ام», «پولش» written with the half-space or the alef
+        base = word[: -len(clitic)].rstrip(ZWNJ)
+        if word.endswith(clitic) and word[: -len(clitic)].endswith(ZWNJ) and frequency(base) > 0:
+            return base
+    return word
+
+
+def formal_word(word: str) -> list[str]:
+    """The written form(s) of one normalised Persian word (a list: «چنده» -> «چند», «است»)."""
+    table = _informal()
+    if word in table:
+        return table[word].split()
+    if not word or word.isascii() or any(ch.isdigit() for ch in word):
+        return [word]
+    match = _OBJECT.match(word)
+    if match:
+        base = match["base"].rstrip(ZWNJ)
+        stripped = strip_possessive(base)
+        if _more_common(stripped, word) or _more_common(base, word):
+            return [*formal_word(base), "را"]  # «ماشینمو» -> «ماشینم را»: the possessive stays
+    if word.endswith("ا") and not word.endswith(("ها", "آ")) and _more_common(word[:-1], word):
+        return [f"{word[:-1]}{ZWNJ}ها"]  # the spoken plural «قسطا»
+    if word.endswith("ه") and _more_common(word[:-1], word):
+        return [*formal_word(word[:-1]), "است"]  # the copula «چنده», «گرونه»
+    return [word]
+
+
+# No bare past stem: «پرداخت», «خرید», «دریافت» are the nouns documents are about.
+_PAST_ENDINGS = ("م", "ی", "یم", "ید", "ند", "ین", "ن", "ه")
+_PRESENT_ENDINGS = ("م", "ی", "د", "یم", "ید", "ند", "ه", "ن", "ین")
+
+
+@lru_cache(maxsize=1)
+def verb_forms() -> frozenset[str]:
+    """Conjugated forms of shekar's Persian verb list (formal and spoken stems), as tokens see them
+    (the «می» prefix is a separate token after normalisation): «زد», «زده», «گرفتن», «دهد», «بده»."""
+    from shekar.data import verbs_csv_path
+
+    forms: set[str] = set()
+    with verbs_csv_path.open(encoding="utf-8") as handle:
+        for row in csv.reader(handle):
+            stems = [normalize(cell) for cell in row[:4]]
+            pasts = [stem for stem in (stems[1], stems[3] if len(stems) > 3 else "") if stem]
+            presents = [stem for stem in (stems[0], stems[2] if len(stems) > 2 else "") if stem]
+            for past in pasts:
+                forms.add("ن" + past)
+                for ending in _PAST_ENDINGS:
+                    form = normalize(past + ending)
+                    forms.update({form, "ن" + form})
+            for present in presents:
+                for ending in _PRESENT_ENDINGS:
+                    form = present + ending
+                    forms.update({form, "ب" + form, "ن" + form})
+    # one-letter stems («د», «ر») make two-letter forms that are mostly other words; a past stem is
+    # also a noun («خرید» is "purchase" as well as "you buy")
+    stems = _past_stems()
+    return frozenset(form for form in forms if len(form) >= 3 and " " not in form and form not in stems)
+
+
+@lru_cache(maxsize=1)
+def _past_stems() -> frozenset[str]:
+    from shekar.data import verbs_csv_path
+
+    with verbs_csv_path.open(encoding="utf-8") as handle:
+        return frozenset(normalize(cell) for row in csv.reader(handle) for cell in row[1:4:2] if cell)
+
+
+def is_verb_form(token: str) -> bool:
+    """Whether a (normalised) token is a conjugated verb form, spoken or written."""
+    return token in verb_forms()
+
+
+_WORD = re.compile(rf"[\w{ZWNJ}]+")
+
+
+def formalize(text: str) -> str:
+    """`text` with its spoken Persian words in their written forms; every other character is kept."""
+
+    def rewrite(match: re.Match[str]) -> str:
+        original = match.group(0)
+        word = normalize(original, keep_zwnj=True).strip(ZWNJ)
+        if not word or word.isascii():
+            return original
+        written = formal_word(word)
+        return original if written == [word] else " ".join(written)
+
+    return _WORD.sub(rewrite, text)
