@@ -280,16 +280,14 @@ def test_timeout_after_the_commit_is_consistent(conversation, lambda_fault):
 
 
 def test_transient_failure_after_the_commit_does_not_count_a_clarification_twice(conversation, lambda_fault):
-    chat = conversation()
-    first = chat.say(AMBIGUOUS)
-    assert first["status"] == "clarify"
-    assert thread_state(chat.thread_id).clarify_count == 1
     calls = lambda_fault("WriteMemory", TransientError("connection reset after the write"), times=1, after_work=True)
-    second = chat.say("حق بیمه را می‌خواهم بدانم")
+    chat = conversation()
+    reply = chat.say(AMBIGUOUS)
+    assert reply["status"] in ("clarify", "answer"), reply
     assert calls["n"] == 2  # the ASL retried the node whose result was lost
     record = assert_thread_consistent(chat.thread_id)
-    assert [t.turn_id for t in record.turns] == [first["turn_id"], second["turn_id"]]
-    assert record.clarify_count == (2 if second["status"] == "clarify" else 0)
+    assert [t.turn_id for t in record.turns] == [reply["turn_id"]] and record.version == 1
+    assert record.clarify_count == (1 if reply["status"] == "clarify" else 0)
 
 
 @pytest.mark.parametrize("node", ["Triage", "Contextualize", "Retrieve", "Grade", "Generate", "Verify", "Account"])
