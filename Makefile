@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo  - build .venv, ingest the sample corpus, run the demo conversation on the embedded stack
 #   make test  - build .venv and run every test
+# Also: make lint (ruff), make validate (cfn-lint), make bench (the fast benchmarks), make serve.
 # The first interpreter that really runs (a pyenv shim may exist without a selected version).
 PYTHON ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12 python3.11 python3; do \
 	if $$p -c 'import sys; assert sys.version_info >= (3, 11)' >/dev/null 2>&1; then echo $$p; break; fi; done)
@@ -9,8 +10,12 @@ BIN := $(VENV)/bin
 AGENT_HOME ?= $(CURDIR)/.agent
 export AGENT_HOME
 export HF_HUB_OFFLINE := 1
+# The demo keeps its data in a folder of its own: re-running it never touches the user's threads.
+DEMO_HOME ?= $(AGENT_HOME)/demo
+CORPUS := $(shell find samples/corpus -type f)
+PORT ?= 8723
 
-.PHONY: venv demo test lint validate bench clean sam-build package-sizes lambda-up lambda-down test-lambda
+.PHONY: venv demo test lint validate bench serve clean sam-build package-sizes lambda-up lambda-down test-lambda bench-law
 
 # The container tier (docs/packaging.md). `sam build` wants a python3.12 on PATH: the first one found.
 PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do \
@@ -26,12 +31,29 @@ $(BIN)/agent: pyproject.toml
 
 venv: $(BIN)/agent
 
-demo: venv
-	rm -rf $(AGENT_HOME)
-	$(BIN)/agent ingest samples/corpus/sepehr --tenant sepehr
-	$(BIN)/agent ingest samples/corpus/kavir --tenant kavir
-	$(BIN)/agent accounts load samples/accounts.json
-	$(BIN)/agent converse --pretty samples/conversations/demo.json
+# The corpus is embedded again only when it (or the installed code) changed.
+$(DEMO_HOME)/qdrant/.ingested: $(BIN)/agent $(CORPUS)
+	$(BIN)/agent --home $(DEMO_HOME) ingest samples/corpus/sepehr --tenant sepehr --reset
+	$(BIN)/agent --home $(DEMO_HOME) ingest samples/corpus/kavir --tenant kavir --reset
+	touch $@
+
+# Each run starts the demo's tables afresh (its threads end handed off), so every run shows the same replies.
+demo: venv $(DEMO_HOME)/qdrant/.ingested
+	rm -f $(DEMO_HOME)/dynamodb.json
+	$(BIN)/agent --home $(DEMO_HOME) accounts load samples/accounts.json
+	$(BIN)/agent --home $(DEMO_HOME) converse --pretty samples/conversations/demo.json
+
+serve: venv
+	$(BIN)/agent serve --port $(PORT)
+
+lint: venv
+	$(BIN)/ruff check .
+
+# The benchmarks that finish in minutes on the demo's data: payload sizes and handler import times,
+# and model calls per turn. The PersianQA ones need its data set (see their docstrings).
+bench: venv $(DEMO_HOME)/qdrant/.ingested
+	AGENT_HOME=$(DEMO_HOME) $(BIN)/python benchmarks/stack_figures.py --repeats 1
+	$(BIN)/python benchmarks/model_calls.py
 
 test: venv
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
@@ -61,5 +83,12 @@ lambda-down:
 test-lambda: venv lambda-up
 	env PATH="$(SAM_PATH)" PY312=$(PY312) SAM_CLI_TELEMETRY=0 $(BIN)/python -m agent_local.lambda_tier test
 
+# Only what the demo and the tests made: your own threads and documents in $(AGENT_HOME) stay.
 clean:
-	rm -rf $(AGENT_HOME) .pytest_cache
+	rm -rf $(DEMO_HOME) .pytest_cache
+
+# Answer quality on real insurance statutes (a labelled development set kept outside the repository):
+#   make bench-law LAW_BENCH=path/to/insurance-law-fa
+bench-law: venv
+	@test -n "$(LAW_BENCH)" || { echo "set LAW_BENCH to the folder of the insurance-law-fa set (corpus/, questions.json)"; exit 2; }
+	$(BIN)/python benchmarks/insurance_law_fa.py --data $(LAW_BENCH) $(BENCH_ARGS)

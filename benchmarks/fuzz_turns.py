@@ -35,6 +35,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0, help="hypothesis seed (the run is reproducible)")
     parser.add_argument("--show", type=int, default=5, help="failing cases to print per problem")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (each runs its own local stack)")
+    parser.add_argument("--minutes", type=float, default=0,
+                        help="time budget: cases generated after it are counted as not run (0: none)")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # a worker's output
     args = parser.parse_args()
     if args.jobs > 1:
@@ -42,6 +44,7 @@ def main() -> int:
 
     from hypothesis import HealthCheck, Phase, given, seed, settings
 
+    from agent_local import moto_patches
     from agent_local.fuzz import WriteCounter, bounded_wait, fuzz_state_machine, run_case, turn_inputs
     from agent_local.stack import LocalStack
 
@@ -53,12 +56,19 @@ def main() -> int:
     with LocalStack(home, fast_retries=True, persist=False) as stack:
         arn = fuzz_state_machine(stack)
         writes = WriteCounter()
+        # The CloudWatch-shaped execution log (an fsync per execution) is not what is measured here.
+        moto_patches.remove_execution_listener(stack._log_execution)
+        deadline = started + args.minutes * 60 if args.minutes else None
+        not_run = []
 
         @seed(args.seed)
         @settings(max_examples=args.examples, database=None, deadline=None, phases=[Phase.generate],
                   suppress_health_check=list(HealthCheck))
         @given(turn_inputs())
         def run(case):
+            if deadline is not None and time.monotonic() > deadline:
+                not_run.append(case)
+                return
             outcomes.append(run_case(stack, arn, case, writes))
             if len(outcomes) % 1000 == 0:
                 print(f"  {len(outcomes)} cases, {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
@@ -87,6 +97,7 @@ def main() -> int:
         "answered": sum(o.status == "answer" for o in outcomes),
         "escalated": sum(o.status == "escalate" for o in outcomes),
         "seeds": [args.seed],
+        "not_run": len(not_run),
     }
     for problem in summary["problems"]:
         summary["examples"][problem] = [
@@ -103,7 +114,7 @@ def _parallel(args: argparse.Namespace) -> int:
     per_job = -(-args.examples // args.jobs)
     workers = [
         subprocess.Popen([sys.executable, __file__, "--json", "--examples", str(per_job), "--seed", str(args.seed + i),
-                          "--show", str(args.show)], stdout=subprocess.PIPE, text=True)
+                          "--show", str(args.show), "--minutes", str(args.minutes)], stdout=subprocess.PIPE, text=True)
         for i in range(args.jobs)
     ]
     total: dict = {}
@@ -126,8 +137,10 @@ def _parallel(args: argparse.Namespace) -> int:
 
 def _report(summary: dict) -> int:
     cases, elapsed = summary["cases"], summary["seconds"]
-    print(f"fuzz_turns: {cases} generated inputs in {elapsed:.0f} s ({cases / elapsed:.1f}/s), "
+    print(f"fuzz_turns: {cases} generated inputs run in {elapsed:.0f} s ({cases / elapsed:.1f}/s), "
           f"seeds {summary['seeds']}")
+    if summary.get("not_run"):
+        print(f"  time budget reached: {summary['not_run']} further generated inputs not run")
     print("  contract says: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["expected"].items())))
     print("  mutated: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["kinds"].items())))
     print("  outcomes:")

@@ -75,7 +75,7 @@ def machine() -> dict:
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
-        mem_kb = next(int(l.split()[1]) for l in Path("/proc/meminfo").read_text().splitlines() if l.startswith("MemTotal"))
+        mem_kb = next(int(row.split()[1]) for row in Path("/proc/meminfo").read_text().splitlines() if row.startswith("MemTotal"))
     except (OSError, StopIteration):
         mem_kb = 0
     import importlib.metadata as md

@@ -1,17 +1,27 @@
-"""`agent`: drive the embedded local stack (ingest, converse, chat, search, serve, accounts, memory)."""
+"""`agent`: drive the embedded local stack (ingest, converse, chat, search, serve, accounts, memory).
+
+Every command works on $AGENT_HOME (default ./.agent). One process at a time owns it; while one runs
+the stack (`agent serve`, or a `chat` / `converse` in progress), the other commands send their work
+to that process instead of opening the store themselves (see agent_local.service).
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
-import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+DEFAULT_PORT = 8723
+KNOWN_ROLES = ("user", "officer", "admin")
 
 
 class ScriptTurn(BaseModel):
@@ -39,13 +49,13 @@ class Script(BaseModel):
     locale: str | None = None
     turns: list[str | ScriptTurn]
 
-    def payloads(self) -> list[dict[str, Any]]:
+    def payloads(self, run_suffix: str = "") -> list[dict[str, Any]]:
         out = []
         for turn in self.turns:
             turn = turn if isinstance(turn, ScriptTurn) else ScriptTurn(message=turn)
             out.append({
-                "thread_id": self.thread_id,
-                "turn_id": turn.turn_id or f"turn-{uuid.uuid4().hex}",
+                "thread_id": self.thread_id + run_suffix,
+                "turn_id": (turn.turn_id + run_suffix) if turn.turn_id else f"turn-{uuid.uuid4().hex}",
                 "user_id": turn.user_id or self.user_id,
                 "tenant_id": turn.tenant_id or self.tenant_id,
                 "roles": turn.roles or self.roles,
@@ -54,6 +64,14 @@ class Script(BaseModel):
                 "locale": turn.locale or self.locale,
             })
         return out
+
+
+class CliError(Exception):
+    """A message for the user; exits with `code`."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def _home(args: argparse.Namespace) -> Path:
@@ -65,7 +83,8 @@ def _prepare_home(args: argparse.Namespace) -> Path:
     home.mkdir(parents=True, exist_ok=True)
     os.environ["AGENT_HOME"] = str(home)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("AGENT_LOG_FILE", str(home / "agent.log"))
+    os.environ.setdefault("AGENT_LOG_FILE", str(home / "logs" / "agent.log"))
+    (home / "logs").mkdir(exist_ok=True)
     return home
 
 
@@ -74,35 +93,141 @@ def _fail(message: str, code: int = 2) -> int:
     return code
 
 
+def _note(message: str) -> None:
+    print(f"agent: {message}", file=sys.stderr, flush=True)
+
+
+def _roles(text: str) -> list[str]:
+    roles = [r.strip() for r in text.split(",") if r.strip()]
+    unknown = [r for r in roles if r not in KNOWN_ROLES]
+    if unknown or not roles:
+        shown = ", ".join(repr(r) for r in unknown) or "nothing"
+        raise CliError(f"--roles: {shown} is not a role (allowed: {', '.join(KNOWN_ROLES)}; "
+                       "several are separated by commas, e.g. --roles user,officer)")
+    return roles
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, str]:
+    from agent_local.template import load_template, parse_overrides, validate_overrides
+
+    try:
+        return validate_overrides(load_template(), parse_overrides(getattr(args, "parameter_overrides", None) or []))
+    except ValueError as error:
+        raise CliError(str(error)) from None
+
+
+# -- where the work runs: in this process, or in the process that serves $AGENT_HOME --------------
+class Backend:
+    """Runs turns and operations either in-process (owning $AGENT_HOME) or through the running service."""
+
+    def __init__(self, *, stack: Any = None, service: Any = None) -> None:
+        self.stack = stack
+        self.service = service
+
+    @property
+    def remote(self) -> bool:
+        return self.service is not None
+
+    def run_turn(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return (self.service or self.stack).run_turn(payload)
+
+    def call(self, operation: str, payload: dict[str, Any], **local_only: Any) -> dict[str, Any]:
+        from agent_local.operations import OPERATIONS
+
+        if self.service is not None:
+            return self.service.call(operation, payload)
+        result = OPERATIONS[operation](**payload, **local_only)
+        if self.stack is not None and self.stack.persist:
+            self.stack.save()
+        return result
+
+
+@contextlib.contextmanager
+def _open(args: argparse.Namespace, command: str, *, stack: bool, port: int = 0,
+          quiet_remote: bool = False) -> Iterator[Backend]:
+    """Claim $AGENT_HOME for this command, or route through the process that serves it.
+
+    With `stack`, the in-process owner starts the local stack and publishes its endpoint so that
+    other commands can use it while this one runs.
+    """
+    from agent_local.service import HomeLock, claim
+
+    home = _prepare_home(args)
+    overrides = _overrides(args)
+    route = claim(home, command)
+    if not isinstance(route, HomeLock):
+        if not quiet_remote:
+            _note(f"using the local stack of {route.describe()}")
+        if overrides:
+            _note("--parameter-overrides ignored: the running stack keeps the parameters it was started with")
+        yield Backend(service=route)
+        return
+    try:
+        if not stack:
+            yield Backend()
+            return
+        from agent_local.service import API_PREFIX, ApiApp
+        from agent_local.stack import LocalStack
+
+        local = LocalStack(home, parameters=overrides, port=port)
+        local.start()
+        try:
+            local.routes[API_PREFIX] = ApiApp(local)
+            route.publish({"endpoint_url": local.endpoint, "state_machine_arn": local.state_machine_arn})
+            yield Backend(stack=local)
+        except KeyboardInterrupt:
+            _note("stopping: saving the tables (a turn in progress finishes first) ...")
+            raise
+        finally:
+            route.publish({})
+            local.stop()
+    finally:
+        route.release()
+
+
+@contextlib.contextmanager
+def _progress(text: str) -> Iterator[None]:
+    """A spinner on a terminal's stderr, a plain line otherwise; never on stdout."""
+    if sys.stderr.isatty():
+        from rich.console import Console
+
+        with Console(stderr=True).status(text, spinner="dots"):
+            yield
+    else:
+        print(f"{text}", file=sys.stderr, flush=True)
+        yield
+
+
 # -- commands -----------------------------------------------------------------------------------
 def cmd_ingest(args: argparse.Namespace) -> int:
-    _prepare_home(args)
-    from insurance_agent.retrieval.ingest import delete_file, ingest_directory
-
-    if args.delete:
-        removed = delete_file(args.tenant, args.delete)
-        print(json.dumps({"deleted": args.delete, "chunks": removed}))
-        return 0
-    if not args.dir:
+    if not args.delete and not args.dir:
         return _fail("ingest needs a DIR or --delete FILE_ID")
-    if not Path(args.dir).is_dir():
+    if args.dir and not Path(args.dir).is_dir():
         return _fail(f"not a folder: {args.dir}")
-    from rich.progress import Progress
+    with _open(args, "agent ingest", stack=False) as backend:
+        if args.delete:
+            print(json.dumps(backend.call("ingest", {"tenant": args.tenant, "delete": args.delete})))
+            return 0
+        payload = {"tenant": args.tenant, "directory": str(Path(args.dir).resolve()), "reset": args.reset}
+        if backend.remote:
+            with _progress("ingesting through the running local stack ..."):
+                report = backend.call("ingest", payload)
+        else:
+            from rich.progress import Progress
 
-    with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
-        task = progress.add_task("embedding chunks", total=None)
-        report = ingest_directory(
-            Path(args.dir), args.tenant, reset=args.reset,
-            progress=lambda done, total: progress.update(task, completed=done, total=total),
-        )
-    for skipped in report.skipped:
-        print(f"skipped {skipped.path}: {skipped.reason}", file=sys.stderr)
-    for warning in report.warnings:
-        print(f"warning {warning.path}: {warning.detail}", file=sys.stderr)
-    for flagged in report.flagged:
-        print(f"warning {flagged.path}: {', '.join(flagged.flags)} in {flagged.chunks} chunk(s)", file=sys.stderr)
-    print(f"ingested {report.files} files, {report.chunks} chunks for tenant {args.tenant} "
-          f"in {report.seconds:.1f} s ({len(report.skipped)} skipped)")
+            with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
+                task = progress.add_task("embedding chunks", total=None)
+                report = backend.call("ingest", payload, progress=lambda done, total: progress.update(
+                    task, completed=done, total=total))
+    for skipped in report["skipped"]:
+        print(f"skipped {skipped['path']}: {skipped['reason']}", file=sys.stderr)
+    for warning in report.get("warnings", []):
+        print(f"warning {warning['path']}: {warning['detail']}", file=sys.stderr)
+    for flagged in report.get("flagged", []):
+        print(f"warning {flagged['path']}: {', '.join(flagged['flags'])} in {flagged['chunks']} chunk(s)",
+              file=sys.stderr)
+    print(f"ingested {report['files']} files, {report['chunks']} chunks for tenant {args.tenant} "
+          f"in {report['seconds']:.1f} s ({len(report['skipped'])} skipped)")
     return 0
 
 
@@ -113,81 +238,124 @@ def _load_scripts(path: str) -> list[Script]:
 
 
 def cmd_converse(args: argparse.Namespace) -> int:
-    home = _prepare_home(args)
     try:
         scripts = _load_scripts(args.script)
     except (OSError, json.JSONDecodeError, ValidationError) as error:
         return _fail(f"bad conversation script {args.script}: {str(error).splitlines()[0]}")
-    from agent_local.stack import LocalStack, StackError
+    from agent_local.stack import StackError
 
+    # --new-threads: the script's threads are new on every run, so a replay gives the same replies.
+    suffix = f"-{uuid.uuid4().hex[:8]}" if args.new_threads else ""
     console = None
     if args.pretty:
         from rich.console import Console
 
         console = Console()
-    try:
-        with LocalStack(home) as stack:
-            for script in scripts:
+    with _open(args, "agent converse", stack=True) as backend:
+        for script in scripts:
+            if console:
+                console.rule(f"thread {script.thread_id}{suffix} | tenant {script.tenant_id} | "
+                             f"roles {','.join(script.roles)}")
+            for payload in script.payloads(suffix):
+                try:
+                    reply = backend.run_turn(payload)
+                except StackError as error:
+                    return _fail(f"the local stack failed: {error}", 1)
                 if console:
-                    console.rule(f"thread {script.thread_id} | tenant {script.tenant_id} | roles {','.join(script.roles)}")
-                for payload in script.payloads():
-                    reply = stack.run_turn(payload)
-                    if console:
-                        console.print(f"[bold cyan]{payload['user_id']}>[/] {payload['message']}")
-                        _show(reply, console)
-                    else:
-                        print(json.dumps(reply, ensure_ascii=False), flush=True)
-    except StackError as error:
-        return _fail(f"the local stack failed: {error}", 1)
+                    console.print(f"[bold cyan]{payload['user_id']}>[/] {payload['message']}")
+                    _show(reply, console)
+                else:
+                    print(json.dumps(reply, ensure_ascii=False), flush=True)
     return 0
 
 
 def _show(reply: dict[str, Any], console) -> None:  # noqa: ANN001 - rich console
+    from rich.markup import escape
+
+    from agent_local.display import reply_text
+
     colour = {"answer": "green", "clarify": "yellow", "escalate": "red", "refused": "magenta"}.get(reply["status"], "white")
     extra = f" ({reply['reason']})" if reply.get("reason") else (f" ({reply['error']})" if reply.get("error") else "")
-    console.print(f"[bold {colour}]{reply['status']}{extra}[/] {reply['message']}")
+    message = reply_text(reply)
+    console.print(f"[bold {colour}]{reply['status']}{extra}[/] {escape(message)}")
+    # A clarifying question usually lists its options in its text already: list only what it does not.
     for number, option in enumerate(reply.get("options", []), 1):
-        console.print(f"   {number}. {option['label']}  [dim]{option.get('file_id')}[/]")
+        if option["label"] not in message:
+            console.print(f"   {number}. {escape(option['label'])}  [dim]{option.get('file_id')}[/]")
     for citation in reply.get("citations", []):
-        console.print(f"   [dim]source: {citation['title']} ({citation['chunk_id']})[/]")
+        console.print(f"   [dim]source: {escape(citation['title'])} ({citation['chunk_id']})[/]")
     trace = reply.get("trace", {})
     console.print(f"   [dim]path: {' > '.join(trace.get('path', []))} | model calls {trace.get('llm_calls', 0)}"
                   f" | retrieval rounds {trace.get('retrieval_rounds', 0)}[/]")
 
 
+CHAT_HELP = ("Type a message and press Enter. Commands: /new starts a new thread, /help shows this, "
+             "/quit (or Ctrl-D, Ctrl-C) leaves.")
+
+
+def _warn_unknown_tenant(backend: Backend, tenant: str) -> None:
+    from agent_local.operations import qdrant_lock_message
+
+    try:
+        chunks = backend.call("tenant", {"tenant": tenant})["chunks"]
+    except RuntimeError as error:
+        _note(f"warning: {qdrant_lock_message(error) or 'cannot read the chunk store'}")
+        return
+    except Exception as error:  # noqa: BLE001 - a missing or remote store only weakens the warning
+        _note(f"warning: cannot count the documents of tenant {tenant!r} ({type(error).__name__})")
+        return
+    if chunks == 0:
+        _note(f"warning: no documents are ingested for tenant {tenant!r}: knowledge questions will escalate. "
+              f"Ingest some first: agent ingest DIR --tenant {tenant}")
+
+
 def cmd_chat(args: argparse.Namespace) -> int:
-    home = _prepare_home(args)
+    roles = _roles(args.roles)
     from rich.console import Console
 
-    from agent_local.stack import LocalStack, StackError
+    from agent_local.stack import StackError
 
-    console = Console()
-    thread_id = args.thread or f"chat-{uuid.uuid4().hex[:10]}"
-    roles = [r.strip() for r in args.roles.split(",") if r.strip()]
-    with LocalStack(home) as stack:
-        console.print(f"[dim]thread {thread_id}; tenant {args.tenant}; user {args.user}; roles {roles}. "
-                      "Empty line or Ctrl-D to leave.[/]")
+    console = Console(highlight=False)
+    with contextlib.ExitStack() as stack:
+        with _progress("starting the local stack ..."):
+            backend = stack.enter_context(_open(args, "agent chat", stack=True))
+        _warn_unknown_tenant(backend, args.tenant)
+        thread_id = args.thread or f"chat-{uuid.uuid4().hex[:10]}"
+        console.print(f"[dim]thread {thread_id} | tenant {args.tenant} | user {args.user} | roles {','.join(roles)}"
+                      f"\n{CHAT_HELP}[/]")
+        try:
+            import readline  # noqa: F401 - line editing and history for input()
+        except ImportError:
+            pass
         while True:
             try:
                 message = input("you> ")
             except EOFError:
-                break
-            if not message.strip():
-                break
+                print(file=sys.stderr)
+                return 0
+            command = message.strip().lower()
+            if not command:
+                continue
+            if command in ("/quit", "/exit"):
+                return 0
+            if command == "/help":
+                console.print(f"[dim]{CHAT_HELP}[/]")
+                continue
+            if command == "/new":
+                thread_id = f"chat-{uuid.uuid4().hex[:10]}"
+                console.print(f"[dim]new thread {thread_id}[/]")
+                continue
             payload = {"thread_id": thread_id, "turn_id": f"turn-{uuid.uuid4().hex}", "user_id": args.user,
                        "tenant_id": args.tenant, "roles": roles, "domain": args.domain, "message": message}
             try:
-                _show(stack.run_turn(payload), console)
+                with _progress("thinking ..."):
+                    reply = backend.run_turn(payload)
             except StackError as error:
                 return _fail(f"the local stack failed: {error}", 1)
-    return 0
+            _show(reply, console)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    _prepare_home(args)
-    from insurance_agent.errors import ConfigurationError, InvalidInputError
-    from insurance_agent.retrieval.search import search
-
     if args.queries and args.query is not None:
         return _fail("give a QUERY or --queries FILE, not both")
     if args.queries:
@@ -202,76 +370,86 @@ def cmd_search(args: argparse.Namespace) -> int:
         queries = [args.query]  # an empty QUERY is reported by search() like any other invalid query
     else:
         return _fail("search needs a QUERY or --queries FILE")
-    roles = [r.strip() for r in args.roles.split(",") if r.strip()]
-    status = 0
-    for query in queries:
-        try:
-            hits = search(query, tenant_id=args.tenant, roles=roles, domain=args.domain, k=args.k)
-        except ConfigurationError as error:
-            # No index is not "no hits": stop, say so, exit non-zero.
-            return _fail(f"{error}", 1)
-        except InvalidInputError as error:
-            # One line per query either way, so that output lines stay aligned with the input.
-            print(json.dumps({"query": query, "error": str(error)}, ensure_ascii=False), flush=True)
-            status = 2
-            continue
-        print(json.dumps({"query": query, "hits": [
-            {"chunk_id": h.chunk_id, "file_id": h.file_id, "title": h.title, "score": round(h.score, 4)} for h in hits
-        ]}, ensure_ascii=False), flush=True)
-    return status
+    roles = _roles(args.roles)
+    with _open(args, "agent search", stack=False, quiet_remote=True) as backend:
+        results = backend.call("search", {"queries": queries, "tenant": args.tenant, "roles": roles,
+                                          "domain": args.domain, "k": args.k})["results"]
+    # One line per query either way, so that output lines stay aligned with the input.
+    for result in results:
+        print(json.dumps(result, ensure_ascii=False), flush=True)
+    return 2 if any("error" in r for r in results) else 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    home = _prepare_home(args)
-    from agent_local.stack import LocalStack
+    from agent_local.service import running_service
 
     from agent_local.ui import UiServer
 
-    with LocalStack(home) as stack:
+    home = _prepare_home(args)
+    already = running_service(home)
+    if already is not None:
+        return _fail(f"{home} is already served by {already.describe()}; other commands use it as it is", 1)
+    with _progress("starting the local stack ..."):
+        backend_cm = _open(args, "agent serve", stack=True, port=args.port)
+        backend = backend_cm.__enter__()
+    ui = None
+    try:
+        if backend.remote:  # another serve won the race to this home
+            return _fail(f"{home} is already served by {backend.service.describe()}", 1)
+        stack = backend.stack
         ui = UiServer(home).start()  # the turns page: recent executions and the graph of each
-        print(json.dumps({"endpoint_url": stack.endpoint, "state_machine_arn": stack.state_machine_arn,
-                          "region": "us-east-1", "ui": ui.url, "note": "create the stepfunctions client with "
-                          "Config(inject_host_prefix=False) when endpoint_url is set"}), flush=True)
+        info = {"endpoint_url": stack.endpoint, "state_machine_arn": stack.state_machine_arn, "region": "us-east-1",
+                "port": stack.port, "ui": ui.url, "home": str(home), "settings": stack.effective_environment(),
+                "note": "create the stepfunctions client with Config(inject_host_prefix=False)"}
+        print(json.dumps(info, ensure_ascii=False), flush=True)
+        print(f"agent serve: the local stack of {home} listens on {stack.endpoint}\n"
+              f"  state machine ARN: {stack.state_machine_arn}\n"
+              f"  turns page: {ui.url}\n"
+              "  other agent commands on this AGENT_HOME now run through it; tables are saved after every turn.\n"
+              "  Ctrl-C (or SIGTERM) saves and stops.", file=sys.stderr, flush=True)
         try:
             while True:
-                time.sleep(3600)
+                signal.pause()
         except KeyboardInterrupt:
             pass
+    finally:
+        if ui is not None:
+            ui.stop()
+        backend_cm.__exit__(None, None, None)
+    print("agent serve: tables saved, stopped", file=sys.stderr)
     return 0
 
 
 def cmd_accounts(args: argparse.Namespace) -> int:
-    home = _prepare_home(args)
-    from insurance_agent.store.accounts import DynamoAccountsSource, PolicyRecord
-
-    from agent_local.stack import LocalStack
-
     try:
-        records = [PolicyRecord.model_validate(r) for r in json.loads(Path(args.file).read_text(encoding="utf-8"))]
-    except (OSError, json.JSONDecodeError, ValidationError, TypeError) as error:
+        records = json.loads(Path(args.file).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
         return _fail(f"bad accounts file {args.file}: {str(error).splitlines()[0]}")
-    with LocalStack(home):
-        count = DynamoAccountsSource().load(records)
+    if not isinstance(records, list):
+        return _fail(f"bad accounts file {args.file}: expected a JSON list of policy records")
+    with _open(args, "agent accounts", stack=True) as backend:
+        count = backend.call("accounts", {"records": records})["loaded"]
     print(f"loaded {count} policies")
     return 0
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
-    home = _prepare_home(args)
-    from insurance_agent.store.profiles import get_profile
-
-    from agent_local.stack import LocalStack
-
-    with LocalStack(home):
-        profile = get_profile(args.tenant, args.user)
-    print(json.dumps(profile.public(), ensure_ascii=False))
+    with _open(args, "agent memory", stack=True, quiet_remote=True) as backend:
+        profile = backend.call("memory", {"tenant": args.tenant, "user": args.user})["profile"]
+    print(json.dumps(profile, ensure_ascii=False))
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agent", description=__doc__)
+    parser = argparse.ArgumentParser(prog="agent", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--home", help="local data folder (default $AGENT_HOME or ./.agent)")
     sub = parser.add_subparsers(dest="command", required=True)
+    stack_options = argparse.ArgumentParser(add_help=False)
+    stack_options.add_argument(
+        "--parameter-overrides", nargs="+", metavar="Key=Value",
+        help="template.yaml parameters for the local stack, as with SAM (e.g. TopicScope=corpus MaxLlmCalls=6); "
+             "they win over environment variables, which win over the template's defaults")
 
     p = sub.add_parser("ingest", help="load .md/.txt documents of a folder into the chunk store")
     p.add_argument("dir", nargs="?")
@@ -280,29 +458,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--delete", metavar="FILE_ID", help="remove one document's chunks instead")
     p.set_defaults(func=cmd_ingest)
 
-    p = sub.add_parser("converse", help="run a scripted conversation; one JSON line per turn")
+    p = sub.add_parser("converse", parents=[stack_options], help="run a scripted conversation; one JSON line per turn")
     p.add_argument("script")
     p.add_argument("--pretty", action="store_true", help="readable output instead of JSON lines")
+    p.add_argument("--new-threads", action="store_true",
+                   help="suffix the script's thread and turn ids with a fresh run id (replay a script on a used home)")
     p.set_defaults(func=cmd_converse)
 
-    p = sub.add_parser("chat", help="interactive conversation on the local stack")
+    p = sub.add_parser("chat", parents=[stack_options], help="interactive conversation on the local stack")
     p.add_argument("--tenant", required=True)
     p.add_argument("--user", required=True)
-    p.add_argument("--roles", default="user")
+    p.add_argument("--roles", default="user", help=f"comma-separated, from {', '.join(KNOWN_ROLES)}")
     p.add_argument("--domain")
-    p.add_argument("--thread")
+    p.add_argument("--thread", help="continue this thread (default: a new one)")
     p.set_defaults(func=cmd_chat)
 
     p = sub.add_parser("search", help="query the chunk store with the retrieve node's pipeline")
     p.add_argument("query", nargs="?")
     p.add_argument("--tenant", required=True)
-    p.add_argument("--roles", default="user")
+    p.add_argument("--roles", default="user", help=f"comma-separated, from {', '.join(KNOWN_ROLES)}")
     p.add_argument("--domain")
     p.add_argument("--k", type=int, default=None)
     p.add_argument("--queries", metavar="FILE", help="one query per line")
     p.set_defaults(func=cmd_search)
 
-    p = sub.add_parser("serve", help="serve local AWS endpoints for a backend's own boto3 client")
+    p = sub.add_parser("serve", parents=[stack_options],
+                       help="run the local stack as a service: AWS endpoints for a backend's boto3, shared by "
+                            "the other agent commands")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0 picks a free one)")
     p.set_defaults(func=cmd_serve)
 
     from agent_local import trace
@@ -311,20 +495,48 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("accounts", help="the account tool's local policy table")
     accounts = p.add_subparsers(dest="action", required=True)
-    load = accounts.add_parser("load", help="load policy records from a JSON file")
+    load = accounts.add_parser("load", parents=[stack_options], help="load policy records from a JSON file")
     load.add_argument("file")
     load.set_defaults(func=cmd_accounts)
 
-    p = sub.add_parser("memory", help="print a user's long-term profile")
+    p = sub.add_parser("memory", parents=[stack_options], help="print a user's long-term profile")
     p.add_argument("--user", required=True)
     p.add_argument("--tenant", required=True)
     p.set_defaults(func=cmd_memory)
     return parser
 
 
+def _interrupt(signum: int, frame: Any) -> None:  # noqa: ARG001 - signal handler signature
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    from agent_local.operations import OperationError, qdrant_lock_message
+    from agent_local.service import ServiceError
+    from agent_local.stack import PortInUseError
+    from agent_local.state import StateFileError
+
+    # SIGTERM unwinds like Ctrl-C: the stack saves its tables and releases $AGENT_HOME on the way out.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return 130
+    except CliError as error:
+        return _fail(str(error), error.code)
+    except PortInUseError as error:
+        return _fail(f"{error}; another program (or another agent serve) uses the port: choose one with --port N", 1)
+    except (StateFileError, ServiceError, OperationError) as error:
+        return _fail(str(error), 1)
+    except RuntimeError as error:
+        message = qdrant_lock_message(error)
+        if message is None:
+            raise
+        return _fail(message, 1)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The three small patches moto 5.2.5 needs to run this service's ASL for real (see README).
+"""The small patches moto 5.2.5 needs to run this service's ASL for real (see README).
 
 1. Lambda tasks call the real handlers in-process instead of echoing the payload; an exception
    becomes an `Unhandled` function error whose errorType is the exception's class name, so the
@@ -11,6 +11,9 @@
 
 Listeners registered with `on_execution_done` receive each finished execution's history (the
 local stack turns it into CloudWatch-shaped log events).
+
+With `forward_to(endpoint)`, patch 1 instead sends each invocation to a Lambda endpoint (`sam local
+start-lambda`), so every Task runs in its own container, packaged as deployed.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from typing import Any
 Handler = Callable[[Any, Any], Any]
 
 _handlers: dict[str, Handler] = {}
+_forward: dict[str, Any] = {}  # "client": boto3 Lambda client of the endpoint, "names": local -> its name
+forward_timings: list[tuple[str, float]] = []  # (endpoint function name, seconds) of each forwarded call
 _listeners: list[Callable[[str, list[dict[str, Any]]], None]] = []
 _TERMINAL_EVENTS = ("ExecutionSucceeded", "ExecutionFailed", "ExecutionTimedOut", "ExecutionAborted")
 _lock = threading.Lock()
@@ -41,6 +46,36 @@ def register_handler(function_name: str, handler: Handler) -> None:
 
 def handlers() -> dict[str, Handler]:
     return _handlers
+
+
+def forward_to(endpoint: str | None, names: dict[str, str] | None = None) -> None:
+    """Send Lambda invocations to `endpoint` (None: back to the in-process handlers).
+
+    `names` maps this stack's function names to the endpoint's (SAM uses the template's logical ids).
+    """
+    _forward.clear()
+    if endpoint:
+        import boto3
+        from botocore.config import Config
+
+        # A cold container (Retrieve loads its models) can take long; the ASL's Retry decides, not botocore.
+        config = Config(read_timeout=300, connect_timeout=10, retries={"max_attempts": 0})
+        _forward["client"] = boto3.client("lambda", endpoint_url=endpoint, region_name="us-east-1", config=config)
+        _forward["names"] = dict(names or {})
+
+
+def _invoke_remote(name: str, body: bytes, response_headers: dict[str, str]) -> bytes:
+    target = _forward["names"].get(name, name)
+    started = time.monotonic()
+    try:
+        response = _forward["client"].invoke(FunctionName=target, Payload=body or b"{}")
+        forward_timings.append((target, time.monotonic() - started))
+    except Exception as error:  # noqa: BLE001 - the endpoint itself failed: the Lambda service's error
+        response_headers["x-amz-function-error"] = "Unhandled"
+        return json.dumps({"errorType": "Lambda.ServiceException", "errorMessage": f"{type(error).__name__}: {error}"[:500]}).encode()
+    if response.get("FunctionError"):
+        response_headers["x-amz-function-error"] = response["FunctionError"]
+    return response["Payload"].read()
 
 
 def on_execution_done(listener: Callable[[str, list[dict[str, Any]]], None]) -> None:
@@ -86,6 +121,8 @@ def _context(function_name: str) -> SimpleNamespace:
 
 def _invoke(self, function_name, qualifier, body, headers, response_headers):  # noqa: ANN001 - moto's signature
     name = function_name.rsplit(":", 1)[-1] if function_name.startswith("arn:") else function_name
+    if _forward:
+        return _invoke_remote(name, body, response_headers)
     handler = _handlers.get(name)
     if handler is None:
         response_headers["x-amz-function-error"] = "Unhandled"

@@ -11,9 +11,11 @@ import os
 import re
 import socket
 import sys
+import threading
 import urllib.request
 import uuid
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ import boto3
 from botocore.config import Config
 
 from agent_local import moto_patches
+from agent_local.state import SNAPSHOT_NAME, StateFileError, keep_backup, read_snapshot, write_snapshot
 from agent_local.template import (
     REPO_ROOT,
     function_folder,
@@ -28,6 +31,7 @@ from agent_local.template import (
     parameter_defaults,
     resources_of_type,
     state_machine,
+    validate_overrides,
 )
 
 REGION = "us-east-1"
@@ -44,15 +48,50 @@ LOCAL_PARAMETERS = {
     "Stage": "local",
 }
 
+# Variables the local stack must set itself whatever the environment says: its own tables, endpoint
+# and credentials. Every other variable the template sets is a default that the environment overrides.
+STACK_OWNED = frozenset({
+    "STAGE", "THREADS_TABLE", "TURNS_TABLE", "PROFILES_TABLE", "ACCOUNTS_TABLE",
+    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "AWS_REGION", "AWS_ENDPOINT_URL",
+    "MOTO_PORT", "AGENT_HOME", "POWERTOOLS_TRACE_DISABLED", "POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_DEV",
+})
+# The value each variable last got from a local stack in this process: a different current value was
+# set by someone else (the user, a test) and wins over the template.
+_set_by_stack: dict[str, str] = {}
+_DYNAMODB_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"})
+
+
 
 class StackError(RuntimeError):
     """The local stack itself failed (not a turn that escalated or was refused)."""
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+class PortInUseError(StackError):
+    """The requested port is taken by another process."""
+
+
+def _check_port(port: int) -> None:
+    """Fail with PortInUseError before werkzeug, which prints its own note and exits on a taken port."""
+    if port == 0:
+        return
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as werkzeug binds
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as error:
+            raise PortInUseError(f"cannot listen on 127.0.0.1:{port}: {error.strerror.lower()}") from None
+
+
+def client_config() -> Config:
+    return Config(inject_host_prefix=False, read_timeout=300, retries={"max_attempts": 0})
+
+
+def start_sync_execution(endpoint: str, arn: str, payload: Any) -> dict[str, Any]:
+    """StartSyncExecution exactly as the backend calls it; returns the API response."""
+    body = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+    client = boto3.client("stepfunctions", endpoint_url=endpoint, region_name=REGION, config=client_config(),
+                          aws_access_key_id="local", aws_secret_access_key="local")
+    return client.start_sync_execution(stateMachineArn=arn, name=str(uuid.uuid4()), input=body)
 
 
 def _load_handler(folder: Path):
@@ -63,7 +102,13 @@ def _load_handler(folder: Path):
 
 
 class LocalStack:
-    """Start with `start()` (or as a context manager); `run_turn(payload)` is one StartSyncExecution."""
+    """Start with `start()` (or as a context manager); `run_turn(payload)` is one StartSyncExecution.
+
+    `parameters` are template parameter overrides (SAM's `--parameter-overrides`): they win over the
+    environment; the environment wins over the template's defaults. `port` 0 picks a free port.
+    With `persist`, the tables are restored from `$AGENT_HOME/dynamodb.json` at start and saved after
+    every execution and every other write (atomically), and at stop.
+    """
 
     def __init__(
         self,
@@ -72,17 +117,29 @@ class LocalStack:
         parameters: dict[str, str] | None = None,
         fast_retries: bool = False,
         persist: bool = True,
+        port: int = 0,
     ) -> None:
         self.home = Path(home).resolve()
         self.template = load_template()
-        self.parameters = parameter_defaults(self.template) | LOCAL_PARAMETERS | (parameters or {})
+        self.overrides = validate_overrides(self.template, parameters or {})
+        self.parameters = parameter_defaults(self.template) | LOCAL_PARAMETERS | self.overrides
         self.fast_retries = fast_retries
         self.persist = persist
+        self.requested_port = port
         self.server = None
+        self._server_thread: threading.Thread | None = None
         self.port = 0
         self.state_machine_arn = ""
         self.function_names: dict[str, str] = {}  # logical id -> local function name
         self.table_names: dict[str, str] = {}  # logical id -> local table name
+        # Extra HTTP routes served next to the AWS endpoints: exact path, or a prefix ending in "/",
+        # mapped to a WSGI application (the CLI's JSON API; local pages).
+        self.routes: dict[str, Callable[..., Any]] = {}
+        self._save_lock = threading.Lock()
+        self._dirty = threading.Event()
+        self._stopping = threading.Event()
+        self._saver: threading.Thread | None = None
+        self._snapshot: dict[str, list[dict[str, Any]]] = {}
 
     # -- lifecycle -----------------------------------------------------------------------------
     def __enter__(self) -> LocalStack:
@@ -93,7 +150,7 @@ class LocalStack:
         self.stop()
 
     def start(self) -> None:
-        from moto.server import ThreadedMotoServer
+        from werkzeug.serving import make_server
 
         # moto's request log and its interpreter's notes on absent optional paths are noise here.
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
@@ -101,11 +158,23 @@ class LocalStack:
 
         self.home.mkdir(parents=True, exist_ok=True)
         (self.home / "logs").mkdir(exist_ok=True)
-        self.port = _free_port()
+        if self.persist:
+            # Read (and check) the saved state before anything runs: a broken file stops here, unchanged.
+            self._snapshot = read_snapshot(self._state_file, self._key_schemas())
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+
+        app = _StackApp(DomainDispatcherApplication(create_backend_app), self)
+        _check_port(self.requested_port)
+        try:
+            self.server = make_server("127.0.0.1", self.requested_port, app, threaded=True,
+                                      request_handler=MotoRequestHandler)
+        except (OSError, SystemExit):  # werkzeug exits on a port taken since the check
+            raise PortInUseError(f"cannot listen on 127.0.0.1:{self.requested_port}: address already in use") from None
+        self.port = self.server.server_address[1]
+        self._server_thread = threading.Thread(target=self.server.serve_forever, name="local-stack", daemon=True)
+        self._server_thread.start()
         self._set_environment()
         moto_patches.apply(fast_retries=self.fast_retries)
-        self.server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
-        self.server.start()
         request = urllib.request.Request(
             f"{self.endpoint}/moto-api/config",
             data=json.dumps({"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}).encode(),
@@ -117,15 +186,23 @@ class LocalStack:
         self._create_state_machine()
         if self.persist:
             self._restore_tables()
+            keep_backup(self._state_file)
+            self._dirty.clear()
+            self._saver = threading.Thread(target=self._save_loop, name="local-stack-saver", daemon=True)
+            self._saver.start()
         moto_patches.on_execution_done(self._log_execution)
 
     def stop(self) -> None:
         if self.server is None:
             return
         moto_patches.remove_execution_listener(self._log_execution)
+        self._stopping.set()
+        if self._saver is not None:
+            self._saver.join(timeout=10)
         if self.persist:
-            self._save_tables()
-        self.server.stop()
+            self.save()
+        self.server.shutdown()
+        self.server.server_close()
         self.server = None
 
     @property
@@ -134,15 +211,11 @@ class LocalStack:
 
     # -- turns ---------------------------------------------------------------------------------
     def client(self, service: str):
-        config = Config(inject_host_prefix=False, read_timeout=300, retries={"max_attempts": 0})
-        return boto3.client(service, endpoint_url=self.endpoint, region_name=REGION, config=config)
+        return boto3.client(service, endpoint_url=self.endpoint, region_name=REGION, config=client_config())
 
     def run_turn_raw(self, payload: Any, arn: str | None = None) -> dict[str, Any]:
         """StartSyncExecution exactly as the backend calls it; returns the API response."""
-        body = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
-        return self.client("stepfunctions").start_sync_execution(
-            stateMachineArn=arn or self.state_machine_arn, name=str(uuid.uuid4()), input=body
-        )
+        return start_sync_execution(self.endpoint, arn or self.state_machine_arn, payload)
 
     def run_turn(self, payload: Any) -> dict[str, Any]:
         """The turn's reply; raises StackError when the execution itself did not succeed."""
@@ -177,11 +250,17 @@ class LocalStack:
         return str(value)
 
     def _set_environment(self) -> None:
+        """Give the in-process handlers the environment the template gives the functions.
+
+        Precedence, highest first: a `--parameter-overrides` value; a variable already set in the
+        environment (the documented settings: AGENT_QDRANT_URL, AGENT_TOPIC_SCOPE, ...); the template's
+        value from its parameter defaults. Variables in STACK_OWNED are always the stack's.
+        """
         self.table_names = {
             name: f"agent-{self.parameters['Stage']}-{name.removesuffix('Table').lower()}"
             for name in resources_of_type(self.template, "AWS::DynamoDB::Table")
         }
-        env: dict[str, str] = {}
+        template_env: dict[str, tuple[str, str | None]] = {}  # variable -> (value, parameter it refers to)
         global_env = self.template["Globals"]["Function"]["Environment"]["Variables"]
         functions = resources_of_type(self.template, "AWS::Serverless::Function")
         for variables in [global_env] + [
@@ -190,7 +269,16 @@ class LocalStack:
             for key, value in variables.items():
                 resolved = self._resolve(value)
                 if resolved is not None:
-                    env[key] = resolved
+                    parameter = value["Ref"] if isinstance(value, dict) and "Ref" in value else None
+                    template_env[key] = (resolved, parameter)
+        template_env["AGENT_QDRANT_PATH"] = (str(self.home / "qdrant"), None)
+        template_env["AGENT_LOG_FILE"] = (str(self.home / "logs" / "agent.log"), None)
+        template_env["HF_HUB_OFFLINE"] = ("1", None)
+        env: dict[str, str] = {}
+        for key, (value, parameter) in template_env.items():
+            if key not in STACK_OWNED and parameter not in self.overrides and self._user_setting(key):
+                continue
+            env[key] = value
         env |= {
             "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing",
@@ -199,20 +287,30 @@ class LocalStack:
             "AWS_ENDPOINT_URL": self.endpoint,
             "MOTO_PORT": str(self.port),
             "AGENT_HOME": str(self.home),
-            "AGENT_QDRANT_PATH": os.environ.get("AGENT_QDRANT_PATH") or str(self.home / "qdrant"),
-            "AGENT_LOG_FILE": str(self.home / "logs" / "agent.log"),
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_METRICS_DISABLED": "true",
             "POWERTOOLS_DEV": "false",
-            "HF_HUB_OFFLINE": "1",
         }
         os.environ.update(env)
+        _set_by_stack.update(env)
         from insurance_agent.config import get_settings
 
         get_settings.cache_clear()
         from insurance_agent.store import dynamo
 
         dynamo.resource.cache_clear()
+
+    @staticmethod
+    def _user_setting(key: str) -> bool:
+        """True when the variable was set by someone other than a local stack of this process."""
+        value = os.environ.get(key)
+        return value not in (None, "") and _set_by_stack.get(key) != value
+
+    def effective_environment(self) -> dict[str, str]:
+        """The documented settings as the handlers see them (for `agent serve` to print)."""
+        keys = ("MODEL_PROVIDER", "AGENT_QDRANT_URL", "AGENT_QDRANT_PATH", "AGENT_TOPIC_SCOPE",
+                "VERIFY_MIN_SUPPORT", "GRADE_DECISIVE_MARGIN", "AGENT_DENSE_MODEL", "AGENT_LATE_MODEL")
+        return {key: os.environ[key] for key in keys if os.environ.get(key)}
 
     def _create_tables(self) -> None:
         dynamodb = self.client("dynamodb")
@@ -290,27 +388,82 @@ class LocalStack:
     # -- persistence of the local DynamoDB between CLI runs ------------------------------------
     @property
     def _state_file(self) -> Path:
-        return self.home / "dynamodb.json"
+        return self.home / SNAPSHOT_NAME
 
-    def _save_tables(self) -> None:
-        dynamodb = self.client("dynamodb")
-        dump = {}
-        for logical, name in self.table_names.items():
-            items = []
-            for page in dynamodb.get_paginator("scan").paginate(TableName=name):
-                items.extend(page["Items"])
-            dump[logical] = items
-        tmp = self._state_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(dump, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(self._state_file)
+    def _key_schemas(self) -> dict[str, list[str]]:
+        return {logical: [k["AttributeName"] for k in resource["Properties"]["KeySchema"]]
+                for logical, resource in resources_of_type(self.template, "AWS::DynamoDB::Table").items()}
+
+    def mark_dirty(self) -> None:
+        self._dirty.set()
+
+    def save(self) -> None:
+        """Write the tables to the snapshot if anything was written since the last save.
+
+        The flag is cleared before the scan starts, so a write that lands during a save marks the
+        next one; a caller that waits on the lock after its own write finds it saved either way.
+        """
+        with self._save_lock:
+            if not self._dirty.is_set():
+                return
+            self._dirty.clear()
+            dynamodb = self.client("dynamodb")
+            dump = {}
+            for logical, name in self.table_names.items():
+                items = []
+                for page in dynamodb.get_paginator("scan").paginate(TableName=name):
+                    items.extend(page["Items"])
+                dump[logical] = items
+            write_snapshot(self._state_file, dump)
+
+    def _save_loop(self) -> None:
+        # Writes that are not part of an execution (accounts, a backend's own DynamoDB calls) are saved
+        # within a second; executions are saved before their StartSyncExecution response leaves.
+        while not self._stopping.wait(1.0):
+            if self._dirty.is_set():
+                try:
+                    self.save()
+                except Exception:  # noqa: BLE001 - the next save retries; stop() saves last
+                    logging.getLogger(__name__).exception("saving the local tables failed")
 
     def _restore_tables(self) -> None:
-        if not self._state_file.exists():
-            return
+        from botocore.exceptions import BotoCoreError, ClientError
+
         dynamodb = self.client("dynamodb")
-        for logical, items in json.loads(self._state_file.read_text(encoding="utf-8")).items():
-            for item in items:
-                dynamodb.put_item(TableName=self.table_names[logical], Item=item)
+        for logical, items in self._snapshot.items():
+            for index, item in enumerate(items):
+                try:
+                    dynamodb.put_item(TableName=self.table_names[logical], Item=item)
+                except (ClientError, BotoCoreError) as error:
+                    message = error.response["Error"]["Message"] if isinstance(error, ClientError) else str(error)
+                    raise StateFileError(
+                        f"cannot load item {index} of table {logical!r} from {self._state_file}: {message}; "
+                        f"nothing was changed. Move the file away (`mv {self._state_file} "
+                        f"{self._state_file}.broken`) to start with empty tables.") from None
+
+
+class _StackApp:
+    """moto's WSGI application plus the stack's own routes; saves the tables when a turn commits."""
+
+    def __init__(self, moto_app: Callable[..., Any], stack: LocalStack) -> None:
+        self.moto_app = moto_app
+        self.stack = stack
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        path = environ.get("PATH_INFO", "")
+        for route, app in self.stack.routes.items():
+            if path == route or (route.endswith("/") and path.startswith(route)):
+                return app(environ, start_response)
+        target = environ.get("HTTP_X_AMZ_TARGET", "")
+        service, _, action = target.partition(".")
+        result = self.moto_app(environ, start_response)
+        if self.stack.persist:
+            if service.startswith("DynamoDB") and action in _DYNAMODB_WRITES:
+                self.stack.mark_dirty()
+            elif action == "StartSyncExecution":
+                # moto answered after the execution ended: its writes are committed; save before replying.
+                self.stack.save()
+        return result
 
 
 def ensure_importable() -> None:

@@ -52,6 +52,49 @@ def state_machine(template: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return name, resource
 
 
+def parse_overrides(items: list[str]) -> dict[str, str]:
+    """SAM's `--parameter-overrides` forms: `Key=Value` or `ParameterKey=Key,ParameterValue=Value`."""
+    out: dict[str, str] = {}
+    for item in items:
+        if item.startswith("ParameterKey="):
+            key, sep, value = item.removeprefix("ParameterKey=").partition(",ParameterValue=")
+        else:
+            key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--parameter-overrides: {item!r} is not Key=Value")
+        out[key] = value
+    return out
+
+
+def validate_overrides(template: dict[str, Any], overrides: dict[str, str]) -> dict[str, str]:
+    """Check overrides against the template's Parameters (name, AllowedValues, AllowedPattern, Number, MinValue)."""
+    import re
+
+    parameters = template.get("Parameters", {})
+    out = {}
+    for key, raw in overrides.items():
+        value = str(raw)
+        spec = parameters.get(key)
+        if spec is None:
+            raise ValueError(f"--parameter-overrides: {key} is not a parameter of template.yaml "
+                             f"(parameters: {', '.join(sorted(parameters))})")
+        allowed = spec.get("AllowedValues")
+        if allowed is not None and value not in [str(a) for a in allowed]:
+            raise ValueError(f"--parameter-overrides: {key}={value!r} is not allowed "
+                             f"(allowed: {', '.join(str(a) for a in allowed)})")
+        pattern = spec.get("AllowedPattern")
+        if pattern is not None and not re.fullmatch(pattern, value):
+            raise ValueError(f"--parameter-overrides: {key}={value!r} does not match {pattern}")
+        if spec.get("Type") == "Number":
+            try:
+                number = float(value)
+            except ValueError:
+                raise ValueError(f"--parameter-overrides: {key} must be a number, got {value!r}") from None
+            if "MinValue" in spec and number < float(spec["MinValue"]):
+                raise ValueError(f"--parameter-overrides: {key} must be at least {spec['MinValue']}, got {value}")
+        out[key] = value
+    return out
+
 def function_folder(logical: str, resource: dict[str, Any]) -> Path:
     """The folder of a function's handler: its CodeUri, or functions/<node> for an image function."""
     code_uri = resource["Properties"].get("CodeUri")

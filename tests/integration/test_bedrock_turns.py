@@ -14,7 +14,7 @@ import pytest
 from insurance_agent.models.turn import EscalationReason
 from insurance_agent.nodes import messages
 from probes import assert_thread_consistent, bedrock, states_entered, turn_parts  # noqa: F401 - fixture
-from scripted_bedrock import throttle
+from scripted_bedrock import MAIN, throttle
 
 pytestmark = pytest.mark.stack
 
@@ -38,15 +38,9 @@ def test_answered_turn(conversation, bedrock):
     assert reply["citations"] and {c["chunk_id"] for c in reply["citations"]} <= retrieved
     # Triage on the small model, the answer on the main one, verify on the small one.
     sent = [(r["toolConfig"]["tools"][0]["toolSpec"]["name"], r["modelId"]) for r in bedrock.requests]
-    assert [name for name, _ in sent][0] == "TriageDecision" and ("GroundedAnswer", bedrock_main()) in sent
+    assert [name for name, _ in sent][0] == "TriageDecision" and ("GroundedAnswer", MAIN) in sent
     assert reply["trace"]["model_invocations"] == len(bedrock.requests) == reply["trace"]["llm_calls"]
     assert [t.status for t in assert_thread_consistent(chat.thread_id).turns] == ["answer"]
-
-
-def bedrock_main():
-    from scripted_bedrock import MAIN
-
-    return MAIN
 
 
 def test_throttling_retried_inside_the_node(conversation, bedrock):

@@ -12,7 +12,6 @@ The table in docs/resilience.md lists these cases.
 from __future__ import annotations
 
 import socket
-import threading
 import time
 
 import pytest

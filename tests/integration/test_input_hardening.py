@@ -68,7 +68,7 @@ def test_malformed_input_is_refused_with_its_field(stack, case, overrides, field
     reply = json.loads(response["output"])
     assert reply["status"] == "refused" and reply["error"] == "invalid_input"
     assert (reply["field"], reply["problem"]) == (field, problem)
-    assert reply["trace"] == {"path": ["LoadMemory"], "llm_calls": 0, "retrieval_rounds": 0}
+    assert reply["trace"] == {"path": ["LoadMemory"], "llm_calls": 0, "retrieval_rounds": 0, "model_invocations": 0}
     thread_id, turn_id = payload.get("thread_id"), payload.get("turn_id")
     if isinstance(thread_id, str) and thread_id.isascii() and thread_id.strip() == thread_id:
         assert threads.get_thread(thread_id) is None

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.stack
 def served(tmp_path):
     env = os.environ | {"AGENT_HOME": str(tmp_path), "AGENT_QDRANT_PATH": str(tmp_path / "qdrant")}
     agent = Path(sys.executable).parent / "agent"
-    process = subprocess.Popen([str(agent), "--home", str(tmp_path), "serve"], stdout=subprocess.PIPE,
+    process = subprocess.Popen([str(agent), "--home", str(tmp_path), "serve", "--port", "0"], stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, text=True, env=env)
     try:
         line = process.stdout.readline()

@@ -114,7 +114,7 @@ def test_a_second_retrieval_round_searches_a_different_query(conversation):
     from insurance_agent.store import turns
 
     chat = conversation()
-    reply = chat.say("هزینه نگهداری سگ و گربه خانگی چقدر است؟")
+    reply = chat.say("هزینه بیمه حیوانات خانگی مثل سگ و گربه چقدر است؟")
     assert reply["status"] == "escalate" and reply["reason"] == "insufficient_retrieval", reply
     assert reply["trace"]["retrieval_rounds"] == 2
     assert reply["trace"]["path"].count("Retrieve") == 2

@@ -71,6 +71,7 @@ class TableSettings(BaseModel):
     profiles: str = "agent-profiles"
     accounts: str = "agent-accounts"
     turn_ttl_seconds: int = 86400
+    thread_retention_days: int = Field(default=90, ge=1)
 
 
 class AccountsSettings(BaseModel):
@@ -124,6 +125,7 @@ def _from_environment() -> Settings:
             profiles=_env("PROFILES_TABLE", "agent-profiles"),
             accounts=_env("ACCOUNTS_TABLE", "agent-accounts"),
             turn_ttl_seconds=_int("TURN_TTL_SECONDS", 86400),
+            thread_retention_days=_int("THREAD_RETENTION_DAYS", 90),
         ),
         retrieval=RetrievalSettings(
             qdrant_url=qdrant_url,

@@ -10,6 +10,7 @@ own EMF record so that its dimensions do not spread to the other metrics of the 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -40,7 +41,11 @@ SERVICE = os.environ.get("POWERTOOLS_SERVICE_NAME") or "insurance-agent"
 NAMESPACE = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "InsuranceAgent"
 
 logger = Logger(service=SERVICE, logger_handler=_log_handler())
-tracer = Tracer(service=SERVICE)
+# Patch only the clients this service calls through (AWS SDK; Qdrant's httpx where it is shipped):
+# X-Ray's patch_all imports and wraps every library it supports that it can find, a measurable
+# share of each cold start (docs/packaging.md).
+TRACED_MODULES = tuple(name for name in ("botocore", "httpx") if importlib.util.find_spec(name))
+tracer = Tracer(service=SERVICE, patch_modules=TRACED_MODULES)
 metrics = Metrics(service=SERVICE, namespace=NAMESPACE)
 
 

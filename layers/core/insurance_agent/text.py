@@ -69,12 +69,13 @@ def normalize(text: str, *, keep_zwnj: bool = False) -> str:
     return text.strip().lower()
 
 
-_DISPLAY_MAP = str.maketrans({"ي": "ی", "ى": "ی", "ك": "ک", "\u200e": None, "\u200f": None, "\u00ad": None})
+_DISPLAY_MAP = str.maketrans({"ي": "ی", "ى": "ی", "ك": "ک", "\u200e": None, "\u200f": None, "\u00ad": ZWNJ})
 
 
 def display_text(text: str) -> str:
-    """Source text as shown to a user: Arabic ي/ك/ى in their Persian forms, direction marks and soft
-    hyphens dropped. Words, digits and punctuation are kept exactly (a quote stays a quote)."""
+    """Source text as shown to a user: Arabic ي/ك/ى in their Persian forms, direction marks dropped,
+    a soft hyphen (a half-space stand-in, as in `normalize`) shown as the half-space. Words, digits
+    and punctuation are kept exactly: a quote stays a quote and still matches its source."""
     return re.sub(f"{ZWNJ}{{2,}}", ZWNJ, text.translate(_DISPLAY_MAP))
 
 

@@ -73,7 +73,8 @@ def test_every_task_retries_transient_errors_and_catches_everything():
         retried = {e for r in state["Retry"] for e in r["ErrorEquals"]}
         assert {"TransientError", "Lambda.ServiceException", "Lambda.TooManyRequestsException"} <= retried, name
         assert state["Catch"][0]["ErrorEquals"] == ["States.ALL"], name
-        target = "EscalateFallback" if name == "Escalate" else "RecordSystemError"
+        # LoadMemory's state is still the raw input when it fails: it is shaped first (WrapLoadFailure).
+        target = {"Escalate": "EscalateFallback", "LoadMemory": "WrapLoadFailure"}.get(name, "RecordSystemError")
         assert state["Catch"][0]["Next"] == target
 
 

@@ -137,3 +137,12 @@ def test_table_header_rows_are_never_quoted(chunks):
     assert verdict.grounded
     assert all(contains(chunks[0].text + "".join(c.text for c in chunks), claim.text.split("»: ")[-1])
                for claim in draft.claims)
+
+
+def test_display_keeps_soft_hyphenated_words_apart_so_the_quote_still_verifies():
+    from insurance_agent.text import display_text
+
+    source = "بيمه\u00adگر مي\u00adتواند خسارت را پرداخت كند."
+    shown = display_text(source)
+    assert shown == "بیمه\u200cگر می\u200cتواند خسارت را پرداخت کند."
+    assert contains(source, shown)

@@ -221,9 +221,13 @@ class TopChunk(BaseModel):
 
 
 class HandoffContext(BaseModel):
+    """What the person taking over sees. Personal data is masked everywhere except `last_message`,
+    the user's last message as sent (the person needs it to act); the service never stores it raw."""
+
     rewritten_query: str = ""
     top_chunks: list[TopChunk] = Field(default_factory=list)
     conversation_summary: str = ""
+    last_message: str = ""
     user_profile: dict = Field(default_factory=dict)
 
 

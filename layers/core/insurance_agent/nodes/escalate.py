@@ -21,6 +21,7 @@ from insurance_agent.models.turn import (
 from insurance_agent.nodes import messages
 from insurance_agent.nodes.common import chunks_of, with_trace
 from insurance_agent.observability import logger, metrics
+from insurance_agent.policy.pii import mask_pii
 from insurance_agent.store import threads, turns
 from insurance_agent.store.threads import TurnEntry
 
@@ -85,9 +86,10 @@ def run(state: TurnState) -> TurnState:
     history = [HistoryTurn.model_validate(h) for h in stored.get("history", [])]
     chunks = sorted(chunks_of(stored), key=lambda c: c.score, reverse=True)[:TOP_CHUNKS]
     context = HandoffContext(
-        rewritten_query=stored.get("query") or turn.message,
+        rewritten_query=mask_pii(stored.get("query") or turn.message),
         top_chunks=[TopChunk(chunk_id=c.chunk_id, score=round(c.score, 4), title=c.title) for c in chunks],
-        conversation_summary=summarize(history, turn.message, state.language),
+        conversation_summary=mask_pii(summarize(history, turn.message, state.language)),
+        last_message=turn.message,
         user_profile=stored.get("profile", {}),
     )
     reply = with_trace(state, TurnReply(

