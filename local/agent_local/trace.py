@@ -522,6 +522,12 @@ def graph_json(trace: ExecutionTrace, definition: dict[str, Any]) -> dict[str, A
             "path": [v.name for v in trace.visits], "nodes": nodes, "edges": edges}
 
 
+def printable(text: str) -> str:
+    """`text` with lone surrogates (kept from refused, invalid input) as `\\udxxx` escapes: valid inside
+    JSON strings, and printable on any UTF-8 stream."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def definition_from(path: str | Path | None) -> dict[str, Any]:
     return json.loads(Path(path).read_text(encoding="utf-8")) if path else local_definition()
 
@@ -587,9 +593,9 @@ def command(args: Any, home: Path) -> int:
         if args.list:
             traces = group_executions(source.events(), None)[: args.limit]
             if args.json:
-                print(json.dumps([t.summary() for t in traces], ensure_ascii=False))
+                print(printable(json.dumps([t.summary() for t in traces], ensure_ascii=False)))
             else:
-                print(render_list(traces) if traces else "no executions in the log")
+                print(printable(render_list(traces)) if traces else "no executions in the log")
             return 0
         traces = find_executions(source, args.key, definition)
     except TraceError as error:
@@ -606,9 +612,9 @@ def command(args: Any, home: Path) -> int:
         return 2
     try:
         if args.json:
-            print(json.dumps([graph_json(t, definition) for t in traces], ensure_ascii=False))
+            print(printable(json.dumps([graph_json(t, definition) for t in traces], ensure_ascii=False)))
         else:
-            print("\n\n".join(render_text(t, definition) for t in traces))
+            print(printable("\n\n".join(render_text(t, definition) for t in traces)))
     except BrokenPipeError:  # `agent trace ... | head`: the reader has what it wanted
         sys.stderr.close()
     return 0

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from agent_local.execution_log import LocalExecutionLog
-from agent_local.trace import TraceError, find_executions, graph_json, group_executions, local_definition
+from agent_local.trace import TraceError, find_executions, graph_json, group_executions, local_definition, printable
 
 _STATIC = {"/ui": ("index.html", "text/html; charset=utf-8"), "/ui/": ("index.html", "text/html; charset=utf-8"),
            "/ui/graph.js": ("graph.js", "text/javascript; charset=utf-8")}
@@ -35,7 +35,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _json(self, status: int, data: Any) -> None:
-        self._send(status, json.dumps(data, ensure_ascii=False).encode(), "application/json; charset=utf-8")
+        body = printable(json.dumps(data, ensure_ascii=False)).encode()
+        self._send(status, body, "application/json; charset=utf-8")
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         url = urlparse(self.path)

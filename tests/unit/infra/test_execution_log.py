@@ -183,6 +183,26 @@ def test_invalid_unicode_in_a_turn_is_logged_not_lost(tmp_path):
     assert json.loads(first["details"]["input"])["message"] == "a\ud800b"
 
 
+def test_an_invalid_turn_id_is_listed_and_served(tmp_path, capsys):
+    from agent_local.cli import main
+    from agent_local.ui import UiServer
+
+    events = failing_task_events()
+    events[0]["details"]["input"] = json.dumps({"turn_id": "t\ud800x", "thread_id": "th"}, ensure_ascii=False)
+    LocalExecutionLog(tmp_path).append(events)
+    assert main(["--home", str(tmp_path), "trace", "--list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["turn_id"] == "t\ud800x"
+    assert main(["--home", str(tmp_path), "trace", "--list"]) == 0
+    server = UiServer(tmp_path).start()
+    try:
+        import urllib.request
+
+        listed = json.loads(urllib.request.urlopen(server.url.removesuffix("/ui") + "/api/turns", timeout=30).read())
+    finally:
+        server.stop()
+    assert listed[0]["turn_id"] == "t\ud800x"
+
+
 def test_an_over_long_text_is_not_scanned_or_kept():
     assert mask_text("a" * 200_000) == "[not logged: 200000 characters]"
     assert mask_text("a" * 8000) == "a" * 8000
