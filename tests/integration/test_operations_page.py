@@ -69,11 +69,18 @@ def _arn(entry):
 def _chromium(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProcess:
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install -y chromium)")
-    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--no-first-run", "--disable-extensions", "--hide-scrollbars",
-            f"--user-data-dir={tmp_path / 'profile'}", "--force-device-scale-factor=1",
-            "--virtual-time-budget=8000", *extra, url]
-    return subprocess.run(args, capture_output=True, text=True, timeout=180)
+    done = None
+    # The headless browser itself sometimes dies on a signal (negative return code) on these machines;
+    # that says nothing about the page, so such a run is tried again with a fresh profile.
+    for attempt in range(3):
+        args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--no-first-run", "--disable-extensions", "--hide-scrollbars",
+                f"--user-data-dir={tmp_path / f'profile-{attempt}'}", "--force-device-scale-factor=1",
+                "--virtual-time-budget=8000", *extra, url]
+        done = subprocess.run(args, capture_output=True, text=True, timeout=180)
+        if done.returncode >= 0:
+            break
+    return done
 
 
 def test_the_api_lists_turns_and_gives_a_graph(page):
