@@ -31,6 +31,14 @@ def run(state: TurnState) -> TurnState:
         save(state, query=last.query or last.message, scope=scope)
         return state
 
+    def ask(**round_fields):
+        """One model call of the contextualize role, counted against the turn's budget."""
+        result = get_provider().contextualize(ContextualizeRequest(
+            message=turn.message, history=history, profile=stored.get("profile", {}),
+            language=state.language, mixed_language=state.mixed_language, **round_fields))
+        state.counters.llm_calls += 1
+        return result
+
     rounds = state.counters.retrieval_rounds
     direct = not history and state.language == get_settings().corpus_language and not state.mixed_language
     if rounds > 0:
@@ -38,18 +46,7 @@ def run(state: TurnState) -> TurnState:
         if direct:
             query = broaden(previous)
         else:
-            query = get_provider().contextualize(
-                ContextualizeRequest(
-                    message=turn.message,
-                    history=history,
-                    profile=stored.get("profile", {}),
-                    language=state.language,
-                    mixed_language=state.mixed_language,
-                    attempt=rounds,
-                    previous_query=previous,
-                )
-            ).standalone_query
-            state.counters.llm_calls += 1
+            query = ask(attempt=rounds, previous_query=previous).standalone_query
         if not is_new_query(query, previous):
             state.rewrite_exhausted = True
             return state
@@ -63,15 +60,6 @@ def run(state: TurnState) -> TurnState:
         save(state, query=with_expansion(turn.message), scope={})
         return state
 
-    result = get_provider().contextualize(
-        ContextualizeRequest(
-            message=turn.message,
-            history=history,
-            profile=stored.get("profile", {}),
-            language=state.language,
-            mixed_language=state.mixed_language,
-        )
-    )
-    state.counters.llm_calls += 1
+    result = ask()
     save(state, query=result.standalone_query, scope=result.scope)
     return state
