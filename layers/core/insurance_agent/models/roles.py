@@ -5,10 +5,18 @@ from __future__ import annotations
 from enum import Enum
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from insurance_agent.models.chunks import RetrievedChunk
+# Re-exported: the roles take the thread history as these records.
+from insurance_agent.models.history import DocumentLabel, HistoryTurn  # noqa: F401
 from insurance_agent.models.turn import ClarifyOption
+
+
+class _RoleModel(BaseModel):
+    # Built on first use, not at import: a node validates only its own role's request and result
+    # (docs/packaging.md gives the import and first-use figures).
+    model_config = ConfigDict(defer_build=True)
 
 
 class Intent(str, Enum):
@@ -25,30 +33,7 @@ class GradeVerdict(str, Enum):
     INSUFFICIENT = "insufficient"
 
 
-class DocumentLabel(BaseModel):
-    """What names a document the turn answered from (its front matter): the tenant's own vocabulary."""
-
-    file_id: str
-    title: str = ""
-    product: str | None = None
-    domain: str | None = None
-
-
-class HistoryTurn(BaseModel):
-    """One earlier turn of the thread, as the roles see it."""
-
-    message: str
-    reply: str = ""
-    status: str = "answer"
-    query: str = ""
-    language: str = "fa"
-    options: list[ClarifyOption] = Field(default_factory=list)
-    scope: dict[str, str] = Field(default_factory=dict)
-    # The documents the reply cited: a follow-up's product words are recognised against these.
-    documents: list[DocumentLabel] = Field(default_factory=list)
-
-
-class TriageRequest(BaseModel):
+class TriageRequest(_RoleModel):
     message: str
     history: list[HistoryTurn] = Field(default_factory=list)
     locale: str | None = None
@@ -58,7 +43,7 @@ class TriageRequest(BaseModel):
     in_corpus: bool | None = None
 
 
-class TriageResult(BaseModel):
+class TriageResult(_RoleModel):
     intent: Intent
     restricted: bool = False
     restricted_category: str | None = None
@@ -69,7 +54,7 @@ class TriageResult(BaseModel):
     confidence: float = 1.0
 
 
-class ContextualizeRequest(BaseModel):
+class ContextualizeRequest(_RoleModel):
     message: str
     history: list[HistoryTurn] = Field(default_factory=list)
     profile: dict = Field(default_factory=dict)
@@ -81,29 +66,29 @@ class ContextualizeRequest(BaseModel):
     previous_query: str = ""
 
 
-class ContextualizeResult(BaseModel):
+class ContextualizeResult(_RoleModel):
     standalone_query: str
     # Set when the user picked an option of the previous clarifying question: retrieval is scoped to it.
     scope: dict[str, str] = Field(default_factory=dict)
 
 
-class ChunkRelevance(BaseModel):
+class ChunkRelevance(_RoleModel):
     chunk_id: str
     relevant: bool
     score: float = 0.0
 
 
-class GradeRequest(BaseModel):
+class GradeRequest(_RoleModel):
     query: str
     chunks: list[RetrievedChunk]
 
 
-class GradeResult(BaseModel):
+class GradeResult(_RoleModel):
     verdict: GradeVerdict
     relevance: list[ChunkRelevance] = Field(default_factory=list)
 
 
-class ClarifyRequest(BaseModel):
+class ClarifyRequest(_RoleModel):
     query: str
     message: str
     chunks: list[RetrievedChunk]
@@ -111,16 +96,16 @@ class ClarifyRequest(BaseModel):
     language: Literal["fa", "en"] = "fa"
 
 
-class ClarifyResult(BaseModel):
+class ClarifyResult(_RoleModel):
     question: str
 
 
-class Claim(BaseModel):
+class Claim(_RoleModel):
     text: str
     chunk_ids: list[str] = Field(default_factory=list)
 
 
-class GenerateRequest(BaseModel):
+class GenerateRequest(_RoleModel):
     route: Intent
     message: str
     query: str
@@ -136,7 +121,7 @@ MESSAGE_SOURCE = "message"
 CalculationOperation = Literal["add", "subtract", "multiply", "percent_of", "convert"]
 
 
-class CalculationOperand(BaseModel):
+class CalculationOperand(_RoleModel):
     """One input of a calculation: a value quoted verbatim from its source, or an earlier result."""
 
     value: str = ""
@@ -148,7 +133,7 @@ class CalculationOperand(BaseModel):
     currency: str | None = None
 
 
-class Calculation(BaseModel):
+class Calculation(_RoleModel):
     """A request to the money calculator (policy/money.py); the answer shows `{{calc:<id>}}` for it.
 
     `result`, `amount`, `currency` and `error` are filled in by the calculator, never by a model.
@@ -164,7 +149,7 @@ class Calculation(BaseModel):
     error: str | None = None
 
 
-class GenerateResult(BaseModel):
+class GenerateResult(_RoleModel):
     answer: str
     claims: list[Claim] = Field(default_factory=list)
     citations: list[str] = Field(default_factory=list)
@@ -173,7 +158,7 @@ class GenerateResult(BaseModel):
     calculations: list[Calculation] = Field(default_factory=list)
 
 
-class VerifyRequest(BaseModel):
+class VerifyRequest(_RoleModel):
     answer: str
     claims: list[Claim]
     chunks: list[RetrievedChunk]
@@ -183,7 +168,7 @@ class VerifyRequest(BaseModel):
     min_support: float = Field(default=1.0, ge=0.0, le=1.0)
 
 
-class VerifyResult(BaseModel):
+class VerifyResult(_RoleModel):
     grounded: bool
     unsupported_claims: list[str] = Field(default_factory=list)
     support: float = Field(default=1.0, ge=0.0, le=1.0)

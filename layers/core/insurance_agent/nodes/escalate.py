@@ -6,7 +6,7 @@ It performs no transfer: the backend turns status=escalate into its existing hum
 from __future__ import annotations
 
 from insurance_agent.errors import InvalidInputError, ThreadNotOwnedError
-from insurance_agent.models.roles import HistoryTurn
+from insurance_agent.models.history import HistoryTurn
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import (
     EscalationReason,

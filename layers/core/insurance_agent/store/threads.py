@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from insurance_agent.config import get_settings
 from insurance_agent.errors import ThreadHandedOffError, ThreadNotOwnedError, TransientError
-from insurance_agent.models.roles import HistoryTurn
+from insurance_agent.models.history import HistoryTurn
 from insurance_agent.policy.pii import mask_pii
 from insurance_agent.store import dynamo
 

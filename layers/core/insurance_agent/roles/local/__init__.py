@@ -1,5 +1,17 @@
 """The deterministic offline model provider: real algorithms, no language model (see provider.py)."""
 
-from insurance_agent.roles.local.provider import LocalProvider
+from __future__ import annotations
+
+from typing import Any
 
 __all__ = ["LocalProvider"]
+
+
+def __getattr__(name: str) -> Any:
+    # Resolved on first use: a node that needs one helper module of this package (contextualize's
+    # deterministic first-turn rewrite) must not import every role and numpy at cold start.
+    if name == "LocalProvider":
+        from insurance_agent.roles.local.provider import LocalProvider
+
+        return LocalProvider
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
