@@ -9,7 +9,8 @@ the ratios (the machine may be shared; the load average is printed).
 1. Import, per zip function and ModelProvider: the handler module's import (`import app`) in a
    fresh container holding only the function and its layers (merged into /opt as Lambda does),
    with the template's environment (tracer enabled, as on AWS), in wall-clock and CPU time; for
-   model nodes also the creation of the model provider, which their first model call adds.
+   model nodes also what their first model call sets up after Init (the provider; with Bedrock,
+   the langchain-aws chat model and its client: created, not called).
 2. Init and invocations (ModelProvider=local, the provider the local stack can run): every
    function, in graph order on its events/ file, is started in its own container with its real
    bootstrap (`/var/runtime/bootstrap`, awslambdaric) against a Lambda Runtime API served by this
@@ -38,6 +39,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
@@ -63,8 +65,16 @@ LAMBDA_ENV = {
 PYTHONPATH = "/var/task:/opt/python:/var/runtime"
 TIMER = ("import time; t = time.perf_counter(); c = time.process_time(); {statement}; "
          "print(time.perf_counter() - t, time.process_time() - c)")
-PROVIDER_TIMER = ("import app, time; t = time.perf_counter(); c = time.process_time(); "
-                  "from insurance_agent.roles.base import get_provider; get_provider(); "
+# What a model node's first model call sets up after Init: the provider and, with Bedrock, the
+# langchain-aws chat model and its bedrock-runtime client (created, not called: no network).
+PROVIDER_SETUP = {
+    "local": "from insurance_agent.roles.base import get_provider; get_provider()",
+    "bedrock": ("from insurance_agent.roles.base import get_provider; get_provider(); "
+                "from insurance_agent.config import get_settings; "
+                "from insurance_agent.roles.bedrock.client import StructuredCaller; "
+                "StructuredCaller().chat_model(get_settings().models.small_model_id)"),
+}
+PROVIDER_TIMER = ("import app, time; t = time.perf_counter(); c = time.process_time(); {setup}; "
                   "print(time.perf_counter() - t, time.process_time() - c)")
 BOTO3_APP = "import boto3\n\n\ndef lambda_handler(event, context):\n    return {}\n"
 MODEL_NODES = {"ContextualizeFunction", "GradeFunction", "ClarifyFunction", "GenerateFunction", "VerifyFunction"}
@@ -169,7 +179,8 @@ def import_rows(template: dict[str, Any], provider: str, runs: int) -> tuple[tup
                "ratio": statistics.median(s[0] / b[0] for s, b in zip(samples, boto3, strict=True)),
                "ratio_cpu": statistics.median(s[1] / b[1] for s, b in zip(samples, boto3, strict=True))}
         if logical in MODEL_NODES:
-            row["provider_ms"] = _medians([_docker_python(mounts, env, PROVIDER_TIMER) for _ in range(runs)])[0] * 1000
+            code = PROVIDER_TIMER.format(setup=PROVIDER_SETUP[provider])
+            row["provider_ms"] = _medians([_docker_python(mounts, env, code) for _ in range(runs)])[0] * 1000
         rows.append(row)
     return baseline, rows
 
@@ -323,6 +334,9 @@ def init_rows(template: dict[str, Any], runs: int, invokes: int) -> tuple[dict[s
                 samples.setdefault(logical, []).append(figures)
                 print(f"  run {run + 1}: {logical} init {figures['init_ms']:.0f} ms, invokes "
                       f"{', '.join(f'{v:.0f}' for v in figures['invokes_ms'])} ms", file=sys.stderr, flush=True)
+            # moto's backends live in this process: the next run starts again from the saved data.
+            reset = urllib.request.Request(f"{stack.endpoint}/moto-api/reset", data=b"", method="POST")
+            urllib.request.urlopen(reset, timeout=30).read()  # noqa: S310 - loopback only
     summary = {}
     for name, items in samples.items():
         summary[name] = {
@@ -384,7 +398,7 @@ def main() -> int:
     report: dict[str, Any] = {"load_average_start": os.getloadavg()}
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}; medians of {args.runs} fresh containers\n")
     if not args.skip_import:
-        print("| function | ModelProvider | MB (function + layers) | import ms | x boto3 | import CPU ms | x boto3 (CPU) | + provider ms |")
+        print("| function | ModelProvider | MB (function + layers) | import ms | x boto3 | import CPU ms | x boto3 (CPU) | + first model call set-up ms |")
         print("|---|---|---|---|---|---|---|---|")
         for provider in args.providers.split(","):
             baseline, rows = import_rows(template, provider, args.runs)

@@ -41,10 +41,11 @@ SERVICE = os.environ.get("POWERTOOLS_SERVICE_NAME") or "insurance-agent"
 NAMESPACE = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "InsuranceAgent"
 
 logger = Logger(service=SERVICE, logger_handler=_log_handler())
-# Patch only the clients this service calls through (AWS SDK; Qdrant's httpx where it is shipped):
-# X-Ray's patch_all imports and wraps every library it supports that it can find, a measurable
-# share of each cold start (docs/packaging.md).
-TRACED_MODULES = tuple(name for name in ("botocore", "httpx") if importlib.util.find_spec(name))
+# Patch only the clients this service calls through: the AWS SDK, and httpx where Qdrant's client
+# is shipped (Retrieve, Triage). X-Ray's patch_all imports and wraps every library it supports that
+# it can find, and the model layer carries an httpx no node calls through: each import is a
+# measurable share of a cold start (docs/packaging.md).
+TRACED_MODULES = ("botocore", "httpx") if importlib.util.find_spec("qdrant_client") else ("botocore",)
 tracer = Tracer(service=SERVICE, patch_modules=TRACED_MODULES)
 metrics = Metrics(service=SERVICE, namespace=NAMESPACE)
 

@@ -31,6 +31,11 @@ def _run_blocked(code: str, env: dict[str, str] | None = None) -> subprocess.Com
                     raise ModuleNotFoundError(f"No module named {{name!r}} (not in this package)")
                 return None
         sys.meta_path.insert(0, Block())
+        # A probe for an optional package (importlib.util.find_spec) finds nothing, as without it.
+        import importlib.util
+        _find_spec = importlib.util.find_spec
+        importlib.util.find_spec = lambda name, package=None: (
+            None if name.split(".")[0] in BLOCKED else _find_spec(name, package))
     """)
     environment = os.environ | {"AWS_DEFAULT_REGION": "us-east-1", "POWERTOOLS_TRACE_DISABLED": "true"} | (env or {})
     return subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True, text=True,
@@ -125,3 +130,13 @@ def test_contextualize_with_bedrock_imports_no_local_role_at_cold_start():
     """, {"MODEL_PROVIDER": "bedrock"})
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "['insurance_agent.roles.local.contextualize']"
+
+
+def test_the_tracer_patches_httpx_only_where_qdrant_is_shipped():
+    # The model layer carries an httpx (a langchain dependency) that no node calls through.
+    result = _run_blocked("""
+        from insurance_agent.observability import TRACED_MODULES
+        print(",".join(TRACED_MODULES))
+    """)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "botocore"
