@@ -8,7 +8,7 @@ __all__ = ["LocalProvider"]
 
 
 def __getattr__(name: str) -> Any:
-    # Resolved on first use: a node that needs one helper module of this package (contextualize's
+    # Resolved on first use: a node that needs one module of this package (contextualize's
     # deterministic first-turn rewrite) must not import every role and numpy at cold start.
     if name == "LocalProvider":
         from insurance_agent.roles.local.provider import LocalProvider
