@@ -50,7 +50,14 @@ from insurance_agent.lexical import (
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Claim, GenerateRequest, GenerateResult, Intent
 from insurance_agent.policy.untrusted import is_instruction_like
-from insurance_agent.roles.local.question import fits, has_number, question_shape
+from insurance_agent.roles.local.question import (
+    carries,
+    fits,
+    focus_concepts,
+    has_number,
+    question_shape,
+    specific_tier,
+)
 from insurance_agent.text import detect_language, display_text, normalize, split_sentences, tokens
 
 FRAMES = {
@@ -107,6 +114,8 @@ class Unit:
     context: str
     header: str | None
     position: int
+    #: the sentence that introduces the unit (a list's or table's «به شرح زیر است:»), if any
+    lead: str = ""
 
 
 def _cells(line: str) -> list[str]:
@@ -161,7 +170,9 @@ def evidence_units(chunk: RetrievedChunk) -> list[Unit]:
                     continue
                 row = " | ".join(cell for cell in _cells(line) if cell)
                 if row:
-                    units.append(Unit(plain(row), f"{heading}\n{lead}\n{header or ''}", header, len(units)))
+                    units.append(
+                        Unit(plain(row), f"{heading}\n{lead}\n{header or ''}", header, len(units), plain(lead))
+                    )
             lead = ""
             continue
         if _heading_like(lines):
@@ -171,9 +182,15 @@ def evidence_units(chunk: RetrievedChunk) -> list[Unit]:
             for sentence in split_sentences(line):
                 if is_instruction_like(sentence):
                     continue  # documents are data: text addressed to the assistant is never quoted
-                units.append(Unit(plain(sentence).strip(), f"{heading}\n{lead}", None, len(units)))
+                units.append(Unit(plain(sentence).strip(), f"{heading}\n{lead}", None, len(units), plain(lead)))
         lead = lines[-1] if lines[-1].endswith((":", "：")) else ""
     return units
+
+
+def quote_terms(unit: Unit) -> frozenset[str]:
+    """The terms a quote carries by itself: its own words, the sentence introducing it and, for a
+    table row, the header row (never the section heading or the document title)."""
+    return text_terms(f"{unit.text}\n{unit.lead}\n{unit.header or ''}")
 
 
 @dataclass(frozen=True)
@@ -332,6 +349,8 @@ class LocalGenerator:
         if missing_key_concepts(concepts, documents):
             return self._abstain()  # e.g. asked about earthquakes, and no evidence mentions one
         asked = question_shape(request.query, concepts, frozenset(w for c in chunks for w in tokens(c.text)))
+        focus = focus_concepts(request.query, concepts)
+        present = [any(concept.covered_by(terms) for terms in documents) for concept in concepts]
 
         scored: list[tuple[bool, float, bool, float, float, int, int, _Candidate]] = []
         seen: set[str] = set()
@@ -344,6 +363,8 @@ class LocalGenerator:
                 continue
             title = titles[rank]
             topic = title | text_terms(chunk.heading or "")
+            # What this document does not already name, the quote itself must (question.py).
+            tier = specific_tier(concepts, weights, topic, present)
             for unit in evidence_units(chunk):
                 key = canonical(unit.text)
                 if not key or key in seen or len(tokens(unit.text)) < self.min_words:
@@ -356,6 +377,8 @@ class LocalGenerator:
                     continue  # it only repeats the question
                 if not fits(asked, unit.text, unit.context, topic):
                     continue  # not the kind of sentence that answers this question (question.py)
+                if not carries(quote_terms(unit), focus, tier):
+                    continue  # the right topic, but not what is asked: a confident wrong answer
                 local = own | text_terms(unit.context)
                 if coverage(concepts, local, weights) == 0.0:
                     continue  # the document title alone cannot make a sentence relevant
