@@ -127,6 +127,12 @@ def _cells(line: str) -> list[str]:
 _LIST_ITEM = re.compile(r"^(?:[\u0600-\u06ff]{1,3}|\d{1,3})\s*[-ـ–—.)]\s*\S|^[^:：]{1,60}[:：]\s*\S")
 
 
+# An enumerated item («الف-», «ب ـ», «۱ـ», "2)"), and a labelled one («کارکنان دولت: …») that says
+# what it is about even without the sentence introducing its list.
+_ENUMERATED = re.compile(r"^(?:[\u0600-\u06ff]{1,3}|[\d\u06f0-\u06f9]{1,3})\s*[-ـ–—.)]\s*\S")
+_LABELLED = re.compile(r"^(?:(?:[\u0600-\u06ff]{1,3}|[\d\u06f0-\u06f9]{1,3})\s*[-ـ–—.)]\s*)?[^:：]{1,60}[:：]\s*\S")
+
+
 def _heading_like(lines: list[str]) -> bool:
     """A lone short line with no closing punctuation: a heading merged into the text by expansion."""
     if len(lines) != 1:
@@ -178,12 +184,20 @@ def evidence_units(chunk: RetrievedChunk) -> list[Unit]:
         if _heading_like(lines):
             heading, lead = lines[0], ""
             continue
+        items = all(_ENUMERATED.match(normalize(line, keep_zwnj=True)) for line in lines)
         for line in lines:
+            if items and not lead and not _LABELLED.match(normalize(plain(line), keep_zwnj=True)):
+                # «ب ـ به نحو مطمئنی …»: one clause of a list whose introducing sentence is not in
+                # this chunk. Quoted alone it states a condition of an unknown rule.
+                continue
             for sentence in split_sentences(line):
                 if is_instruction_like(sentence):
                     continue  # documents are data: text addressed to the assistant is never quoted
                 units.append(Unit(plain(sentence).strip(), f"{heading}\n{lead}", None, len(units), plain(lead)))
-        lead = lines[-1] if lines[-1].endswith((":", "：")) else ""
+        if lines[-1].endswith((":", "：")):
+            lead = lines[-1]
+        elif not items:
+            lead = ""  # the items of a list keep the sentence that introduced them
     return units
 
 
@@ -351,6 +365,13 @@ class LocalGenerator:
         asked = question_shape(request.query, concepts, frozenset(w for c in chunks for w in tokens(c.text)))
         focus = focus_concepts(request.query, concepts)
         present = [any(concept.covered_by(terms) for terms in documents) for concept in concepts]
+        # A follow-up («برای صاحبان مشاغل آزاد چطور؟») is contextualized into the previous question
+        # plus its own words: what it newly asks about is in its own words, and the previous
+        # question's subject (which it replaces) must not be demanded of the quote.
+        said = text_terms(request.message)
+        fresh = [bool(concept.stems & said) for concept in concepts]
+        if any(f and p for f, p in zip(fresh, present, strict=True)) and not all(fresh):
+            present = [f and p for f, p in zip(fresh, present, strict=True)]
 
         scored: list[tuple[bool, float, bool, float, float, int, int, _Candidate]] = []
         seen: set[str] = set()
@@ -382,6 +403,11 @@ class LocalGenerator:
                 local = own | text_terms(unit.context)
                 if coverage(concepts, local, weights) == 0.0:
                     continue  # the document title alone cannot make a sentence relevant
+                if coverage(concepts, quote_terms(unit), weights) < self.min_support:
+                    # The quote (with the sentence introducing it) must itself cover enough of the
+                    # question: a heading or a title that shares the question's words does not make
+                    # a sentence under it an answer.
+                    continue
                 support = coverage(concepts, local | title, weights)
                 own_cover = coverage(concepts, own, weights)
                 # answer shape: a quantity for "how much" questions; never a dangling "as follows:"
@@ -432,3 +458,4 @@ class LocalGenerator:
         if language == "en" and detect_language(quote) == "fa":
             frame = SOURCE_FRAME_EN
         return Claim(text=frame.format(title=title, quote=quote), chunk_ids=[chunk.chunk_id])
+
