@@ -239,6 +239,8 @@ def formal_word(word: str) -> list[str]:
     return [word]
 
 
+_NOUN_STEM_FREQUENCY = 1_000_000
+
 # No bare past stem: «پرداخت», «خرید», «دریافت» are the nouns documents are about.
 _PAST_ENDINGS = ("م", "ی", "یم", "ید", "ند", "ین", "ن", "ه")
 _PRESENT_ENDINGS = ("م", "ی", "د", "یم", "ید", "ند", "ه", "ن", "ین")
@@ -264,7 +266,11 @@ def verb_forms() -> frozenset[str]:
             for present in presents:
                 for ending in _PRESENT_ENDINGS:
                     form = present + ending
-                    forms.update({form, "ب" + form, "ن" + form})
+                    forms.update({"ب" + form, "ن" + form})
+                    # «مالی», «فروشی»: a present stem that is a common word of its own («مال»,
+                    # «فروش») plus «ی» is far more often its adjective than "you rub", "you sell".
+                    if not (ending == "ی" and frequency(present) >= _NOUN_STEM_FREQUENCY):
+                        forms.add(form)
     # one-letter stems («د», «ر») make two-letter forms that are mostly other words; a past stem is
     # also a noun («خرید» is "purchase" as well as "you buy")
     stems = _past_stems()

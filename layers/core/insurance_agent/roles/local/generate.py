@@ -184,9 +184,10 @@ def evidence_units(chunk: RetrievedChunk) -> list[Unit]:
         if _heading_like(lines):
             heading, lead = lines[0], ""
             continue
-        items = all(_ENUMERATED.match(normalize(line, keep_zwnj=True)) for line in lines)
+        # matched on the raw line: normalisation drops the kashida of «ب ـ»
+        items = all(_ENUMERATED.match(plain(line)) for line in lines)
         for line in lines:
-            if items and not lead and not _LABELLED.match(normalize(plain(line), keep_zwnj=True)):
+            if items and not lead and not _LABELLED.match(plain(line)):
                 # «ب ـ به نحو مطمئنی …»: one clause of a list whose introducing sentence is not in
                 # this chunk. Quoted alone it states a condition of an unknown rule.
                 continue
@@ -201,10 +202,11 @@ def evidence_units(chunk: RetrievedChunk) -> list[Unit]:
     return units
 
 
-def quote_terms(unit: Unit) -> frozenset[str]:
-    """The terms a quote carries by itself: its own words, the sentence introducing it and, for a
-    table row, the header row (never the section heading or the document title)."""
-    return text_terms(f"{unit.text}\n{unit.lead}\n{unit.header or ''}")
+def quote_terms(unit: Unit, lead: bool = False) -> frozenset[str]:
+    """The terms a quote carries by itself: its own words and, for a table row, the header row;
+    with `lead`, also the sentence introducing its list («مدارک زیر:»), which names what the items
+    are but not what each says. Never the section heading or the document title."""
+    return text_terms(f"{unit.text}\n{unit.lead if lead else ''}\n{unit.header or ''}")
 
 
 @dataclass(frozen=True)
@@ -370,8 +372,13 @@ class LocalGenerator:
         # question's subject (which it replaces) must not be demanded of the quote.
         said = text_terms(request.message)
         fresh = [bool(concept.stems & said) for concept in concepts]
+        # What the quote must cover by itself: the whole question, or a follow-up's own words (the
+        # rest it inherits may come from the quote's context: heading, title).
+        own_concepts, own_weights = concepts, weights
         if any(f and p for f, p in zip(fresh, present, strict=True)) and not all(fresh):
             present = [f and p for f, p in zip(fresh, present, strict=True)]
+            kept = [i for i, f in enumerate(fresh) if f]
+            own_concepts, own_weights = [concepts[i] for i in kept], [weights[i] for i in kept]
 
         scored: list[tuple[bool, float, bool, float, float, int, int, _Candidate]] = []
         seen: set[str] = set()
@@ -398,12 +405,14 @@ class LocalGenerator:
                     continue  # it only repeats the question
                 if not fits(asked, unit.text, unit.context, topic):
                     continue  # not the kind of sentence that answers this question (question.py)
-                if not carries(quote_terms(unit), focus, tier):
+                if unit.text.rstrip().endswith((":", "：")):
+                    continue  # «… به شرح زیر است:» introduces the answer, it is not one
+                if not carries(quote_terms(unit), focus, tier, quote_terms(unit, lead=True)):
                     continue  # the right topic, but not what is asked: a confident wrong answer
                 local = own | text_terms(unit.context)
                 if coverage(concepts, local, weights) == 0.0:
                     continue  # the document title alone cannot make a sentence relevant
-                if coverage(concepts, quote_terms(unit), weights) < self.min_support:
+                if coverage(own_concepts, quote_terms(unit), own_weights) < self.min_support:
                     # The quote (with the sentence introducing it) must itself cover enough of the
                     # question: a heading or a title that shares the question's words does not make
                     # a sentence under it an answer.

@@ -16,9 +16,10 @@ document that shares the question's topic but not the thing asked about is a con
   asked for: the quote must name it, unless it is a measure («چه مدتی», «چه میزان», "what
   percentage"), which asks for a quantity (a number) instead.
 - The question's most specific concept (its rarest noun across the retrieved evidence that the
-  quote's document does not already name in its title or heading) must be in the quote itself or
-  in the sentence that introduces it (a list's «به شرح زیر است:», a table's header row); the
-  section heading or the title alone never carries it.
+  quote's document does not already name in its title or heading) must be in the quote itself (a
+  table row with its header row). The sentence introducing a list («مدارک زیر:») may name the
+  focus noun for its items, never the specific concept; the section heading or the title alone
+  never carries either.
 """
 
 from __future__ import annotations
@@ -126,8 +127,16 @@ def question_shape(query: str, concepts: list[Concept], evidence_words: frozense
     )
 
 
+# A reference to a provision («ماده (۴۰)», «تبصره۲», «بند ۳», «مواد (۳۱) و (۳۲)», "Article 12") names a
+# rule, it states no quantity.
+_REFERENCE = re.compile(
+    r"(?:ماده|مواد|تبصره|بند|فصل|اصل|جزء|article|section|clause|note)\s*\(?\d+\)?(?:\s*(?:و|،|,|and)\s*\(?\d+\)?)*",
+    re.IGNORECASE,
+)
+
+
 def has_number(text: str) -> bool:
-    normalized = normalize(text)
+    normalized = _REFERENCE.sub(" ", normalize(text))
     return bool(re.search(r"\d", normalized) or _NUMBER_WORD.search(normalized))
 
 
@@ -229,9 +238,11 @@ def carries(
     unit_terms: frozenset[str],
     focus: tuple[Concept, ...],
     tier: tuple[Concept, ...] = (),
+    framed_terms: frozenset[str] | None = None,
 ) -> bool:
-    """Whether a quote (its own terms with those of the sentence introducing it) names every focus
-    concept and at least one of the most specific ones."""
-    if not all(concept.covered_by(unit_terms) for concept in focus):
+    """Whether a quote names every focus concept (in its own words or, `framed_terms`, with the
+    sentence introducing its list) and, in its own words, at least one of the most specific ones."""
+    framed = unit_terms if framed_terms is None else framed_terms
+    if not all(concept.covered_by(framed) for concept in focus):
         return False
     return not tier or any(concept.covered_by(unit_terms) for concept in tier)
