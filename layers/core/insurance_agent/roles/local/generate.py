@@ -407,12 +407,16 @@ class LocalGenerator:
                     continue  # not the kind of sentence that answers this question (question.py)
                 if unit.text.rstrip().endswith((":", "：")):
                     continue  # «… به شرح زیر است:» introduces the answer, it is not one
-                if not carries(quote_terms(unit), focus, tier, quote_terms(unit, lead=True)):
+                # «چه مدارکی …؟» and a list introduced by «… مدارک زیر:»: the introducing sentence
+                # names what was asked, so its items are the answer and it frames each of them.
+                listed = bool(focus) and bool(unit.lead) and all(c.covered_by(text_terms(unit.lead)) for c in focus)
+                carried = quote_terms(unit, lead=listed)
+                if not carries(carried, focus, tier, quote_terms(unit, lead=True)):
                     continue  # the right topic, but not what is asked: a confident wrong answer
                 local = own | text_terms(unit.context)
                 if coverage(concepts, local, weights) == 0.0:
                     continue  # the document title alone cannot make a sentence relevant
-                if coverage(own_concepts, quote_terms(unit), own_weights) < self.min_support:
+                if coverage(own_concepts, carried, own_weights) < self.min_support:
                     # The quote (with the sentence introducing it) must itself cover enough of the
                     # question: a heading or a title that shares the question's words does not make
                     # a sentence under it an answer.
@@ -443,9 +447,16 @@ class LocalGenerator:
         # document names it (briefly); further quotes from the same document do not repeat it.
         claims: list[Claim] = []
         named: set[str] = set()
+        introduced: set[str] = set()
         for candidate in chosen:
             framed = candidate.chunk.file_id not in named
             named.add(candidate.chunk.file_id)
+            lead = candidate.unit.lead
+            if lead and focus and all(c.covered_by(text_terms(lead)) for c in focus) and lead not in introduced:
+                # a list item answering «چه مدارکی؟» is shown under the sentence that introduces it
+                introduced.add(lead)
+                claims.append(self._claim(candidate.chunk, lead, request.language, framed=framed))
+                framed = False
             claims.append(self._claim(candidate.chunk, candidate.unit.text, request.language, framed=framed))
         citations = list(dict.fromkeys(cid for claim in claims for cid in claim.chunk_ids))
         return GenerateResult(
