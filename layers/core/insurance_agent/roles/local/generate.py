@@ -393,6 +393,11 @@ class LocalGenerator:
             topic = title | text_terms(chunk.heading or "")
             # What this document does not already name, the quote itself must (question.py).
             tier = specific_tier(concepts, weights, topic, present)
+            # What the document's title names (its subject: «حق بیمه», "supplementary health") the
+            # quote need not repeat; of the rest, the quote must cover enough by itself.
+            unnamed = [i for i, concept in enumerate(own_concepts) if not concept.covered_by(title)]
+            floor_concepts = [own_concepts[i] for i in unnamed] if unnamed else own_concepts
+            floor_weights = [own_weights[i] for i in unnamed] if unnamed else own_weights
             for unit in evidence_units(chunk):
                 key = canonical(unit.text)
                 if not key or key in seen or len(tokens(unit.text)) < self.min_words:
@@ -409,20 +414,25 @@ class LocalGenerator:
                     continue  # «… به شرح زیر است:» introduces the answer, it is not one
                 # «چه مدارکی …؟» and a list introduced by «… مدارک زیر:»: the introducing sentence
                 # names what was asked, so its items are the answer and it frames each of them.
-                listed = bool(focus) and bool(unit.lead) and all(c.covered_by(text_terms(unit.lead)) for c in focus)
+                # A labelled item («ب- موتورسیکلت: سه درصد …») under «حق بیمه … به شرح زیر:» is a row
+                # of a table written as a list: its introducing sentence is its header.
+                listed = bool(unit.lead) and (
+                    (bool(focus) and all(c.covered_by(text_terms(unit.lead)) for c in focus))
+                    or bool(_LABELLED.match(unit.text))
+                )
                 carried = quote_terms(unit, lead=listed)
                 if not carries(carried, focus, tier, quote_terms(unit, lead=True)):
                     continue  # the right topic, but not what is asked: a confident wrong answer
                 local = own | text_terms(unit.context)
                 if coverage(concepts, local, weights) == 0.0:
                     continue  # the document title alone cannot make a sentence relevant
-                if coverage(own_concepts, carried, own_weights) < self.min_support:
+                if coverage(floor_concepts, carried, floor_weights) < self.min_support:
                     # The quote (with the sentence introducing it) must itself cover enough of the
                     # question: a heading or a title that shares the question's words does not make
                     # a sentence under it an answer.
                     continue
                 support = coverage(concepts, local | title, weights)
-                own_cover = coverage(concepts, own, weights)
+                own_cover = coverage(concepts, carried, weights)
                 # answer shape: a quantity for "how much" questions; never a dangling "as follows:"
                 shape = (not quantity or has_number(unit.text)) and not unit.text.endswith(":")
                 candidate = _Candidate(chunk, unit, own, local | title)

@@ -76,7 +76,11 @@ _MEASURE = re.compile(
 )
 # Words that bound or count a quantity: «حداقل مبلغ», "maximum", «چند نفر»: the form of the answer.
 _MEASURE_MODIFIER = re.compile(r"^(?:حداقل|حداکثر|کمترین|بیشترین|نفر|نفری|minimum|maximum|least|most)$")
-_COUNT_OR_DATE_EXTRA = re.compile(r"(?<!\w)(?:چه|کدام|کدوم)\s+(?:مدت|میزان|مقدار|مبلغ|درصد|نسبت|زمان|تاریخ|سن)")
+# "How much" and "in what period / to what extent" ask for a figure as well.
+_COUNT_OR_DATE_EXTRA = re.compile(
+    r"(?<!\w)(?:(?:چه|کدام|کدوم)\s+(?:مدت|میزان|مقدار|مبلغ|درصد|نسبت|زمان|تاریخ|سن)|چقدر|چقد|چه قدر)|"
+    r"\bhow much\b|\bwhat (?:percentage|amount|share|rate)\b"
+)
 _SUBJECT_WORDS = 3
 _MAX_DEFINED_WORDS = 3
 
