@@ -255,7 +255,10 @@ def start_lambda(stack, log_file: Path):  # noqa: ANN001 - LocalStack
 
 
 def write_invoke_times(timings: list[tuple[str, float]]) -> None:
-    """First (cold container) and median later (warm) invocation per function, for benchmarks/cold_start.py."""
+    """First (cold container) and median later (warm) invocation per function during the container demo run.
+
+    Kept with the tier's state for reading by hand; `benchmarks/cold_start.py` measures in fresh containers of its own.
+    """
     by_function: dict[str, list[float]] = {}
     for name, seconds in timings:
         by_function.setdefault(name, []).append(seconds * 1000)
