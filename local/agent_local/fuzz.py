@@ -6,8 +6,8 @@ happen to it, decided here independently of the service's own validation:
 
 - `refuse`: the contract forbids it (a wrong type, a missing or unknown field, an id outside
   `[A-Za-z0-9._:@-]{1,128}` or padded with whitespace, a role that is not exactly user/officer/admin,
-  a message outside 1-2000 characters, a lone surrogate anywhere, an oversized or deeply nested
-  document): the reply must be `refused` / `invalid_input`, with no model call and no write.
+  a message outside 1-2000 characters or holding control, bidi-control or noncharacter code points,
+  a lone surrogate anywhere, an oversized or deeply nested document): the reply must be `refused` / `invalid_input`, with no model call and no write.
 - `accept`: a canonical valid turn: it must not be refused as invalid input.
 - `either`: the contract does not decide (say, a message with surrounding whitespace).
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -93,16 +94,31 @@ def contract_verdict(data: Any) -> str:
         return "refuse"
     locale = data.get("locale")
     if locale is not None and (not isinstance(locale, str) or not re.fullmatch(r"[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*", locale)):
-        # The contract names no locale grammar; anything but a short BCP 47-like tag is not a locale.
+        # A locale is a short BCP 47 or POSIX-style tag (fa, en-US, en_GB); other short text is undecided.
         return "refuse" if not isinstance(locale, str) or len(locale) > 64 else "either"
     message = data["message"]
     if not isinstance(message, str) or not message.strip() or len(message) > MAX_MESSAGE:
         return "refuse"
+    if any(_not_message_text(c) for c in message):
+        return "refuse"
     if message != message.strip() or len(set(roles)) != len(roles):
         return "either"
-    if any(ord(c) < 32 and c not in "\n\t" for c in message) or any(c in message for c in "\u202e\ufeff\u2028"):
+    if any(c in message for c in "\ufeff\u2028\u2029"):
         return "either"
     return "accept"
+
+
+# The contract's text rule (docs/security.md): a message holds no control characters other than tab
+# and line breaks (C0 and C1: U+0085 or the 8-bit CSI U+009B are terminal escapes in a log viewer),
+# no bidi embedding/override/isolate characters and no noncharacters U+FFFE/U+FFFF. Decided from
+# Unicode properties, not from the service's pattern.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _not_message_text(char: str) -> bool:
+    if unicodedata.category(char) == "Cc":
+        return char not in "\t\n\r"
+    return char in _BIDI_CONTROLS or char in "\ufffe\uffff"
 
 
 # -- field strategies -------------------------------------------------------------------------------
