@@ -15,6 +15,7 @@ from insurance_agent.models.turn import (
     RefusalCode,
     Status,
     TopChunk,
+    TurnInput,
     TurnReply,
     parse_turn_input,
 )
@@ -52,7 +53,7 @@ def _reason(state: TurnState) -> EscalationReason:
         return EscalationReason.SYSTEM_ERROR
 
 
-def _record_intent(turn, reason: EscalationReason, reply: TurnReply, context: HandoffContext) -> None:
+def _record_intent(turn: TurnInput, reason: EscalationReason, reply: TurnReply, context: HandoffContext) -> None:
     """The pending-hand-off marker, before the thread write: if that write fails for good, the user is
     still told a person takes over (EscalateFallback) and the thread's next turn latches it."""
     try:

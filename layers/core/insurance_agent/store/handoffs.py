@@ -42,13 +42,13 @@ class PendingHandoff(BaseModel):
     def applies_to(self, thread: Any) -> bool:
         """True when the thread (a ThreadRecord or None) does not record this hand-off yet.
 
-        A marker whose latch landed is normally deleted; if that delete failed, the turn id on the
-        thread (or, once it has left the thread's bounded id list, a later write) shows it is stale.
+        A marker whose latch landed is normally deleted; if that delete failed, the thread is handed
+        off (nothing reopens a thread; an operation that ever does must delete its marker). Turns
+        other callers committed meanwhile do not void it: the user was told of the hand-off.
         """
         if thread is None:
             return True
-        return (thread.status != "handed_off" and self.turn_id not in thread.turn_ids
-                and thread.updated_at <= self.at)
+        return thread.status != "handed_off" and self.turn_id not in thread.turn_ids
 
 
 def _key(thread_id: str) -> dict[str, str]:
