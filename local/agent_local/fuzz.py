@@ -298,7 +298,7 @@ class WriteCounter:
 @dataclass
 class Outcome:
     case: Case
-    execution: str  # SUCCEEDED | FAILED | TIMED_OUT | API_REJECTED
+    execution: str  # SUCCEEDED | FAILED | TIMED_OUT | API_REJECTED | NO_REPLY (succeeded without a reply)
     status: str = ""  # the reply's status
     code: str = ""  # refusal error or escalation reason
     writes: int = 0
@@ -309,7 +309,7 @@ class Outcome:
     def problems(self) -> list[str]:
         """What breaks the suite's targets (empty when the case is fine)."""
         found = []
-        if self.execution in ("FAILED", "TIMED_OUT"):
+        if self.execution in ("FAILED", "TIMED_OUT", "NO_REPLY"):
             found.append(f"execution {self.execution}")
         if self.code == "system_error":
             found.append("system_error")
@@ -337,7 +337,10 @@ def run_case(stack: Any, arn: str, case: Case, writes: WriteCounter) -> Outcome:
         return Outcome(case, "API_REJECTED", writes=writes.count - before)
     outcome = Outcome(case, response["status"], writes=writes.count - before)
     if response["status"] == "SUCCEEDED":
-        reply = json.loads(response["output"])
+        reply = json.loads(response.get("output") or "null")
+        if not isinstance(reply, dict):
+            outcome.execution = "NO_REPLY"  # a succeeded execution must output the turn reply
+            return outcome
         outcome.status = reply.get("status", "")
         outcome.code = reply.get("error") or reply.get("reason") or ""
         trace = reply.get("trace") or {}

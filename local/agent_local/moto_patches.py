@@ -155,6 +155,12 @@ def _start_sync_execution(self):  # noqa: ANN001 - moto response method
     deadline = time.monotonic() + MAX_SYNC_SECONDS
     while execution.exec_status == ExecutionStatus.RUNNING and time.monotonic() < deadline:
         time.sleep(0.002)
+    # moto sets the status before the output (or error): wait until the worker has set both, else a
+    # succeeded execution can be read with no output (seen once in 10,000 fuzz cases).
+    settled = time.monotonic() + 5
+    while not getattr(execution, "_agent_reflected", False) and execution.exec_status != ExecutionStatus.RUNNING \
+            and time.monotonic() < settled:
+        time.sleep(0.001)
     status = execution.exec_status
     if status == ExecutionStatus.RUNNING:
         status_text = "TIMED_OUT"
@@ -199,6 +205,16 @@ def _evaluation_entrypoint(self):  # noqa: ANN001 - moto's ExecutionWorker metho
     return program
 
 
+def _reflect_then_mark(reflect: Callable[[Any], None]) -> Callable[[Any], None]:
+    """moto's end-of-execution bookkeeping, then a mark that it is complete (status, output, error)."""
+
+    def wrapped(self) -> None:  # noqa: ANN001 - moto's method
+        reflect(self)
+        self.execution._agent_reflected = True
+
+    return wrapped
+
+
 def apply(*, fast_retries: bool = False) -> None:
     """Apply the patches once per process (idempotent)."""
     global _applied
@@ -209,7 +225,11 @@ def apply(*, fast_retries: bool = False) -> None:
 
             from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 
+            from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
+
             LambdaSimpleBackend.invoke = _invoke
+            BaseExecutionWorkerCommunication._reflect_execution_status = _reflect_then_mark(
+                BaseExecutionWorkerCommunication._reflect_execution_status)
             StepFunctionResponse.start_sync_execution = _start_sync_execution
             ExecutionWorker._get_evaluation_entrypoint = _evaluation_entrypoint
             _applied = True
