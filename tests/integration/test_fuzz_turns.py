@@ -71,3 +71,13 @@ def test_cases_the_volume_run_found(stack, fuzz_machine, writes, change, expect)
         assert (outcome.status, outcome.code, outcome.writes) == ("refused", "invalid_input", 0)
     else:
         assert (outcome.status, outcome.code) == ("escalate", "budget_exhausted")
+
+
+@pytest.mark.parametrize("depth", [60, 495, 1000, 1450])
+def test_deeply_nested_input_is_refused_not_failed(stack, fuzz_machine, writes, depth):
+    # Found by the volume run: from about 495 levels the local stack's interpreter failed the
+    # execution (RecursionError) instead of letting LoadMemory refuse it.
+    from agent_local.fuzz import Case, _deep_text
+
+    outcome = run_case(stack, fuzz_machine, Case(str(_deep_text(depth)), "refuse", "shape"), writes)
+    assert (outcome.execution, outcome.status, outcome.code, outcome.writes) == ("SUCCEEDED", "refused", "invalid_input", 0)
