@@ -232,9 +232,9 @@ def apply(*, fast_retries: bool = False) -> None:
             # moto's ASL interpreter copies and walks the execution input recursively: an input nested
             # about 500 deep (far under the 256 KB limit) failed the execution with States.Runtime
             # RecursionError before LoadMemory could refuse it. Room for what the API accepts (its JSON
-            # decoder stops near 1,500 levels), in the execution threads started from now on.
-            sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
-            threading.stack_size(max(threading.stack_size(), 64 * 1024 * 1024))
+            # decoder stops near 1,500 levels); Python-to-Python calls use no C stack, so the default
+            # thread stack suffices (a larger one made `agent chat` hang on Ctrl-C).
+            sys.setrecursionlimit(max(sys.getrecursionlimit(), 6_000))
             BaseExecutionWorkerCommunication._reflect_execution_status = _reflect_then_mark(
                 BaseExecutionWorkerCommunication._reflect_execution_status)
             StepFunctionResponse.start_sync_execution = _start_sync_execution
