@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import unicodedata
 import uuid
 from collections.abc import Iterator
@@ -330,11 +331,19 @@ def run_case(stack: Any, arn: str, case: Case, writes: WriteCounter) -> Outcome:
     """One StartSyncExecution of the case's input, exactly as sent, and what it did."""
     from botocore.exceptions import ClientError
 
+    from agent_local.moto_patches import RECURSION_LIMIT
+
     before = writes.count
+    # Hypothesis runs each example with the recursion limit set near 2,000, and the interpreter's
+    # threads share it: give the execution the local stack's own limit while it runs.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
         response = stack.client("stepfunctions").start_sync_execution(stateMachineArn=arn, input=case.body)
     except ClientError:
         return Outcome(case, "API_REJECTED", writes=writes.count - before)
+    finally:
+        sys.setrecursionlimit(limit)
     outcome = Outcome(case, response["status"], writes=writes.count - before)
     if response["status"] == "SUCCEEDED":
         reply = json.loads(response.get("output") or "null")

@@ -206,6 +206,9 @@ def _evaluation_entrypoint(self):  # noqa: ANN001 - moto's ExecutionWorker metho
     return program
 
 
+RECURSION_LIMIT = 6_000  # see apply(); a harness that lowers the limit (hypothesis does) must raise it again
+
+
 def _reflect_then_mark(reflect: Callable[[Any], None]) -> Callable[[Any], None]:
     """moto's end-of-execution bookkeeping, then a mark that it is complete (status, output, error)."""
 
@@ -234,7 +237,7 @@ def apply(*, fast_retries: bool = False) -> None:
             # RecursionError before LoadMemory could refuse it. Room for what the API accepts (its JSON
             # decoder stops near 1,500 levels); Python-to-Python calls use no C stack, so the default
             # thread stack suffices (a larger one made `agent chat` hang on Ctrl-C).
-            sys.setrecursionlimit(max(sys.getrecursionlimit(), 6_000))
+            sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
             BaseExecutionWorkerCommunication._reflect_execution_status = _reflect_then_mark(
                 BaseExecutionWorkerCommunication._reflect_execution_status)
             StepFunctionResponse.start_sync_execution = _start_sync_execution

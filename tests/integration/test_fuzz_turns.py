@@ -81,3 +81,19 @@ def test_deeply_nested_input_is_refused_not_failed(stack, fuzz_machine, writes, 
 
     outcome = run_case(stack, fuzz_machine, Case(str(_deep_text(depth)), "refuse", "shape"), writes)
     assert (outcome.execution, outcome.status, outcome.code, outcome.writes) == ("SUCCEEDED", "refused", "invalid_input", 0)
+
+
+def test_deeply_nested_input_under_hypothesis(stack, fuzz_machine, writes):
+    # Hypothesis lowers the recursion limit while an example runs (the volume run's 3 failures).
+    from agent_local.fuzz import Case, _deep_text
+    from hypothesis import strategies as st
+
+    @settings(max_examples=4, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(depth=st.sampled_from([700, 1000, 1300, 1450]))
+    def check(depth):
+        outcome = run_case(stack, fuzz_machine, Case(str(_deep_text(depth)), "refuse", "shape"), writes)
+        assert (outcome.execution, outcome.status) == ("SUCCEEDED", "refused"), depth
+
+    with bounded_wait():
+        check()
