@@ -70,6 +70,22 @@ def configure(home: Path) -> None:
     get_settings.cache_clear()
 
 
+def store_available(home: Path) -> bool:
+    """Whether this process can open the embedded store: a second process on the same folder (two
+    runs, or `agent serve`, on one AGENT_HOME) is refused by Qdrant's lock, and every turn then
+    ends in `system_error` at retrieve."""
+    path = home / "qdrant"
+    if not path.exists():
+        return True
+    from qdrant_client import QdrantClient
+
+    try:
+        QdrantClient(path=str(path)).close()
+    except RuntimeError:
+        return False
+    return True
+
+
 def items_of(questions: list[dict]) -> list[dict]:
     """Each item with its turns: [(category, turn dict)], chains in order."""
     items = []
@@ -167,6 +183,9 @@ def table(rows: list[dict], title: str) -> dict:
         f"{summary['colloquial_correct']:.0%}, English {summary['english_correct']:.0%} (>= 50%); "
         f"follow-up {summary['follow_up_correct']:.0%} (>= 50%)"
     )
+    errors = sum(r["reason"] == "system_error" for r in rows)
+    if errors:
+        print(f"  WARNING: {errors} replies ended in system_error (a failure, not a judgement): see the log")
     print(
         f"  wrong answers {summary['wrong_of_all']:.1%} of all replies (<= 5%); unanswerable answered with "
         f"citations {summary['unanswerable_answered']} of {summary['unanswerable']} (<= 1 of 15); "
@@ -191,6 +210,13 @@ def main(argv: list[str] | None = None) -> int:
 
     home = args.home or Path(tempfile.mkdtemp(prefix="agent-law-"))
     configure(home)
+    if not store_available(home):
+        print(
+            f"the embedded store in {home} is open in another process (embedded Qdrant is single-process): "
+            "every turn would end in system_error; wait for it or use another --home",
+            file=sys.stderr,
+        )
+        return 2
     sys.path.insert(0, str(REPO / "local"))
     from insurance_agent.retrieval.ingest import ingest_directory
 

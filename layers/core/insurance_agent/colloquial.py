@@ -201,6 +201,19 @@ def strip_possessive(word: str) -> str:
     return word
 
 
+def _nasal_vowel(word: str) -> str:
+    """Spoken «ون/وم» for written «ان/ام» («مونده» -> «مانده», «تموم» -> «تمام»): taken only when the
+    written form is a common word and far more common than the spoken one."""
+    best, best_count = word, 0
+    for index in range(1, len(word) - 1):
+        if word[index] == "و" and word[index + 1] in "نم":
+            candidate = f"{word[:index]}ا{word[index + 1 :]}"
+            count = frequency(candidate)
+            if count > best_count and _more_common(candidate, word):
+                best, best_count = candidate, count
+    return best
+
+
 def formal_word(word: str) -> list[str]:
     """The written form(s) of one normalised Persian word (a list: «چنده» -> «چند», «است»)."""
     table = _informal()
@@ -216,10 +229,17 @@ def formal_word(word: str) -> list[str]:
             return [*formal_word(base), "را"]  # «ماشینمو» -> «ماشینم را»: the possessive stays
     if word.endswith("ا") and not word.endswith(("ها", "آ")) and _more_common(word[:-1], word):
         return [f"{word[:-1]}{ZWNJ}ها"]  # the spoken plural «قسطا»
+    if word.endswith("ای") and not word.endswith("های") and _more_common(word[:-2], word):
+        return [f"{word[:-2]}{ZWNJ}های"]  # the spoken plural with its ezafe «قسطای باقی»
+    vowel = _nasal_vowel(word)
+    if vowel != word:
+        return [vowel]  # «باقیمونده» -> «باقیمانده»
     if word.endswith("ه") and _more_common(word[:-1], word):
         return [*formal_word(word[:-1]), "است"]  # the copula «چنده», «گرونه»
     return [word]
 
+
+_NOUN_STEM_FREQUENCY = 1_000_000
 
 # No bare past stem: «پرداخت», «خرید», «دریافت» are the nouns documents are about.
 _PAST_ENDINGS = ("م", "ی", "یم", "ید", "ند", "ین", "ن", "ه")
@@ -246,7 +266,11 @@ def verb_forms() -> frozenset[str]:
             for present in presents:
                 for ending in _PRESENT_ENDINGS:
                     form = present + ending
-                    forms.update({form, "ب" + form, "ن" + form})
+                    forms.update({"ب" + form, "ن" + form})
+                    # «مالی», «فروشی»: a present stem that is a common word of its own («مال»,
+                    # «فروش») plus «ی» is far more often its adjective than "you rub", "you sell".
+                    if not (ending == "ی" and frequency(present) >= _NOUN_STEM_FREQUENCY):
+                        forms.add(form)
     # one-letter stems («د», «ر») make two-letter forms that are mostly other words; a past stem is
     # also a noun («خرید» is "purchase" as well as "you buy")
     stems = _past_stems()

@@ -306,6 +306,7 @@ _NOISE_WORDS = (
     # colloquial question words and copulas («کجاست», «چجوریه», «کیه»), question frames («نام ببرید»)
     "کجاست کجای کجایی کجان چجوری چجوریه جوری چطوریه کیه کیا کیست کیستند چندمین چندم چندمی راجب راجع درباره "
     "نام اسم اسمش اسمشون ببرید بنویسید بفرمایید بگین ان اند هستن بودن name named called "
+    "نیست نیستش نیستن نیستند کنی بکنی نکنی باشی نباشی دهی بدهی شوی بشوی "
     "اومد اومده میاد میان شه بشه تونه میتونه بتونه کنن چه‌صورت صورت"
 )
 
@@ -361,6 +362,19 @@ def noise_terms() -> frozenset[str]:
 @lru_cache(maxsize=1)
 def _generic_stems() -> frozenset[str]:
     return frozenset(term for word in GENERIC_NOTIONS if not word.isascii() for term in terms_of(word))
+
+
+def generic_stems() -> frozenset[str]:
+    """Stems of the generic notions (GENERIC_NOTIONS), English and Persian: words too common in
+    policies to tell one of their sentences from another."""
+    return _generic_all()
+
+
+@lru_cache(maxsize=1)
+def _generic_all() -> frozenset[str]:
+    stem = stemmer().stem_word
+    english = frozenset(stem(word) for word in GENERIC_NOTIONS if word.isascii())
+    return _generic_stems() | english
 
 
 def _stems(phrase: str) -> frozenset[str]:

@@ -357,7 +357,8 @@ def test_verify(bedrock, body_chunk):
     )
     sent = bedrock.last
     assert sent["modelId"] == SMALL
-    assert tool_spec(sent)["name"] == "ClaimCheck" and tool_properties(sent) == {"verdicts", "unsupported_statements"}
+    assert tool_spec(sent)["name"] == "ClaimCheck"
+    assert tool_properties(sent) == {"verdicts", "unsupported_statements", "answers_question"}
     assert [c["claim"] for c in block_data(sent, "claims")] == [1, 2]
     assert block_data(sent, "evidence")[0]["chunk_id"] == "body-1"
     assert block_data(sent, "calculations")[0]["result"] == "۱٬۰۰۰٬۰۰۰ ریال"
@@ -371,6 +372,31 @@ def test_verify(bedrock, body_chunk):
     bedrock.tool("ClaimCheck", {"verdicts": [{"claim": 1, "supported": True}], "unsupported_statements": ["x"]})
     extra = provider.verify(VerifyRequest(answer=answer, claims=claims[:1], chunks=[body_chunk], min_support=0.5))
     assert not extra.grounded and extra.unsupported_claims == ["x"]
+
+
+def test_verify_checks_that_the_claims_answer_the_question(bedrock, body_chunk):
+    """A true claim beside the point is no answer: the model sees the question and says whether the
+    claims state what it asks; the prompt carries the same rule as the local verify."""
+    claim = Claim(text="فرانشیز خسارت اول در بیمه بدنه ۱۰ درصد مبلغ خسارت است.", chunk_ids=["body-1"])
+    provider = bedrock.provider()
+    question = "برای دریافت خسارت بدنه چه مدارکی لازم است؟"
+
+    bedrock.tool("ClaimCheck", {"verdicts": [{"claim": 1, "supported": True}], "answers_question": False})
+    off = provider.verify(VerifyRequest(answer=claim.text, claims=[claim], chunks=[body_chunk], question=question))
+    sent = bedrock.last
+    assert block_data(sent, "question") == question
+    assert "answers_question" in system_text(sent) and "چه مدارکی" in system_text(sent)
+    assert not off.grounded and off.support == 1.0
+    assert off.unsupported_claims == ["the claims do not state what the question asks about"]
+
+    bedrock.tool("ClaimCheck", {"verdicts": [{"claim": 1, "supported": True}], "answers_question": True})
+    on = provider.verify(VerifyRequest(answer=claim.text, claims=[claim], chunks=[body_chunk], question=question))
+    assert on.grounded
+
+    # without a question (older callers) nothing is sent and the field is not consulted
+    bedrock.tool("ClaimCheck", {"verdicts": [{"claim": 1, "supported": True}], "answers_question": False})
+    plain = provider.verify(VerifyRequest(answer=claim.text, claims=[claim], chunks=[body_chunk]))
+    assert plain.grounded and "<question>" not in texts(bedrock.last)
 
 
 # -- failure modes -----------------------------------------------------------------------------------
@@ -503,6 +529,9 @@ def test_generate_rules_language_source_wording_and_brief_citation(bedrock, body
     assert f"Write the answer in {name}, the language the customer asked in" in system
     assert "use the source's own wording, quoted as the chunk writes it" in system
     assert "short title once" in system and "Persian letters (ی, ک)" in system
+    # the same rule as the local generate: a quote must state what is asked, not only share its topic
+    assert "Each claim states what the question asks about in its own words" in system
+    assert "only sits under a matching heading" in system
     if language == "en":
         assert "put the source's own Persian wording after it in quotation marks" in system
 

@@ -29,7 +29,7 @@ def test_quotes_the_supporting_sentence_verbatim_and_cites_its_chunk(body_chunk,
 
 def test_citations_are_exactly_the_quoted_chunks(body_chunk, third_party_chunk, health_chunk):
     chunks = [body_chunk, third_party_chunk, health_chunk]
-    result = draft("حق بیمه درمان تکمیلی برای همسرم چقدر است؟", chunks)
+    result = draft("حق بیمه درمان تکمیلی برای هر نفر چقدر است؟", chunks)
     assert result.answered
     quoted = {cid for claim in result.claims for cid in claim.chunk_ids}
     assert set(result.citations) == quoted == {"health-1"}
@@ -57,9 +57,9 @@ def test_english_user_gets_the_persian_quote_framed_in_english(body_chunk, third
 
 
 def test_feedback_drops_the_unsupported_sentence(health_chunk):
-    first = draft("حق بیمه درمان تکمیلی برای همسرم چقدر است؟", [health_chunk])
+    first = draft("حق بیمه درمان تکمیلی برای هر نفر چقدر است؟", [health_chunk])
     dropped = first.claims[0].text
-    second = draft("حق بیمه درمان تکمیلی برای همسرم چقدر است؟", [health_chunk], feedback=[dropped])
+    second = draft("حق بیمه درمان تکمیلی برای هر نفر چقدر است؟", [health_chunk], feedback=[dropped])
     assert dropped not in second.answer
     assert all(claim.text != dropped for claim in second.claims)
 
@@ -155,3 +155,10 @@ def test_account_questions_quote_the_asked_fields_of_the_named_policy(chunk_fact
 
     everything = draft("What is the status of my policies?", chunks, route=Intent.ACCOUNT, language="en")
     assert set(everything.citations) == {"account:SEP****2345", "account:SEP****5678"}
+
+
+def test_a_quote_without_the_questions_most_specific_word_is_no_answer(body_chunk, third_party_chunk, health_chunk):
+    # «همسر» is in the health document, but not in its premium sentence: the premium "per person"
+    # may not be the spouse's, so the turn goes to a person rather than quoting beside the point.
+    result = draft("حق بیمه درمان تکمیلی برای همسرم چقدر است؟", [body_chunk, third_party_chunk, health_chunk])
+    assert not result.answered and result.claims == []

@@ -181,6 +181,9 @@ class VerifyRequest(BaseModel):
     calculations: list[Calculation] = Field(default_factory=list)
     # Share of claims that must be supported for `grounded` (VERIFY_MIN_SUPPORT).
     min_support: float = Field(default=1.0, ge=0.0, le=1.0)
+    # The question the answer is for (the standalone query): true claims that do not state what it
+    # asks about are no answer to it. Empty: only the claims' support is checked.
+    question: str = ""
 
 
 class VerifyResult(BaseModel):

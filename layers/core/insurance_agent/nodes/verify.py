@@ -29,6 +29,7 @@ def run(state: TurnState) -> TurnState:
                 chunks=cited,
                 calculations=result.calculations,
                 min_support=get_settings().policy.verify_min_support,
+                question=stored.get("query") or state.require_turn().message,
             )
         )
         state.counters.llm_calls += 1

@@ -100,6 +100,9 @@ def _evidence(chunks: Sequence[RetrievedChunk]) -> list[dict[str, str]]:
     return rows
 
 
+# Verify's note when the claims do not state what the question asks (fed back to generate).
+_OFF_QUESTION = "the claims do not state what the question asks about"
+
 class BedrockProvider(ModelProvider):
     name = "bedrock"
 
@@ -288,11 +291,15 @@ class BedrockProvider(ModelProvider):
         done = [c for c in request.calculations if c.result is not None and not c.error]
         if done:
             blocks.append(block("calculations", [c.model_dump(exclude={"error", "amount"}) for c in done]))
+        if request.question:
+            blocks.insert(0, block("question", request.question))
         prompt = user_prompt(*blocks, task="Check every claim of <claims> against the chunks it cites.")
         result = self._required("verify", self.small, wire.ClaimCheck, system_prompt("verify"), prompt)
         verdicts = {v.claim: v.supported for v in result.verdicts}
         unsupported = [c.text for n, c in enumerate(claims, 1) if not verdicts.get(n, False)]
         extra = [s.strip() for s in result.unsupported_statements if s.strip()]
+        if request.question and not result.answers_question:
+            extra.append(_OFF_QUESTION)
         support = (len(claims) - len(unsupported)) / len(claims)
         return VerifyResult(
             grounded=support >= request.min_support and not extra,

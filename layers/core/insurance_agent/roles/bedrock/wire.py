@@ -123,3 +123,7 @@ class ClaimCheck(_Wire):
     unsupported_statements: list[str] = Field(
         default_factory=list, description="factual statements of the answer that no claim covers and no chunk states"
     )
+    answers_question: bool = Field(
+        default=True,
+        description="false when the claims, however well supported, do not state what <question> asks about",
+    )

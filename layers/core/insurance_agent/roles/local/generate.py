@@ -50,7 +50,14 @@ from insurance_agent.lexical import (
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Claim, GenerateRequest, GenerateResult, Intent
 from insurance_agent.policy.untrusted import is_instruction_like
-from insurance_agent.roles.local.question import fits, has_number, question_shape
+from insurance_agent.roles.local.question import (
+    carries,
+    fits,
+    focus_concepts,
+    has_number,
+    question_shape,
+    specific_tier,
+)
 from insurance_agent.text import detect_language, display_text, normalize, split_sentences, tokens
 
 FRAMES = {
@@ -107,6 +114,8 @@ class Unit:
     context: str
     header: str | None
     position: int
+    #: the sentence that introduces the unit (a list's or table's «به شرح زیر است:»), if any
+    lead: str = ""
 
 
 def _cells(line: str) -> list[str]:
@@ -116,6 +125,12 @@ def _cells(line: str) -> list[str]:
 # A list item: «الف- ...», «ب ـ ...», «۱ـ ...», "2) ...", or a "label: value" line. Statutes and
 # bylaws end such items without punctuation; they are content, never headings.
 _LIST_ITEM = re.compile(r"^(?:[\u0600-\u06ff]{1,3}|\d{1,3})\s*[-ـ–—.)]\s*\S|^[^:：]{1,60}[:：]\s*\S")
+
+
+# An enumerated item («الف-», «ب ـ», «۱ـ», "2)"), and a labelled one («کارکنان دولت: …») that says
+# what it is about even without the sentence introducing its list.
+_ENUMERATED = re.compile(r"^(?:[\u0600-\u06ff]{1,3}|[\d\u06f0-\u06f9]{1,3})\s*[-ـ–—.)]\s*\S")
+_LABELLED = re.compile(r"^(?:(?:[\u0600-\u06ff]{1,3}|[\d\u06f0-\u06f9]{1,3})\s*[-ـ–—.)]\s*)?[^:：]{1,60}[:：]\s*\S")
 
 
 def _heading_like(lines: list[str]) -> bool:
@@ -161,19 +176,37 @@ def evidence_units(chunk: RetrievedChunk) -> list[Unit]:
                     continue
                 row = " | ".join(cell for cell in _cells(line) if cell)
                 if row:
-                    units.append(Unit(plain(row), f"{heading}\n{lead}\n{header or ''}", header, len(units)))
+                    units.append(
+                        Unit(plain(row), f"{heading}\n{lead}\n{header or ''}", header, len(units), plain(lead))
+                    )
             lead = ""
             continue
         if _heading_like(lines):
             heading, lead = lines[0], ""
             continue
+        # matched on the raw line: normalisation drops the kashida of «ب ـ»
+        items = all(_ENUMERATED.match(plain(line)) for line in lines)
         for line in lines:
+            if items and not lead and not _LABELLED.match(plain(line)):
+                # «ب ـ به نحو مطمئنی …»: one clause of a list whose introducing sentence is not in
+                # this chunk. Quoted alone it states a condition of an unknown rule.
+                continue
             for sentence in split_sentences(line):
                 if is_instruction_like(sentence):
                     continue  # documents are data: text addressed to the assistant is never quoted
-                units.append(Unit(plain(sentence).strip(), f"{heading}\n{lead}", None, len(units)))
-        lead = lines[-1] if lines[-1].endswith((":", "：")) else ""
+                units.append(Unit(plain(sentence).strip(), f"{heading}\n{lead}", None, len(units), plain(lead)))
+        if lines[-1].endswith((":", "：")):
+            lead = lines[-1]
+        elif not items:
+            lead = ""  # the items of a list keep the sentence that introduced them
     return units
+
+
+def quote_terms(unit: Unit, lead: bool = False) -> frozenset[str]:
+    """The terms a quote carries by itself: its own words and, for a table row, the header row;
+    with `lead`, also the sentence introducing its list («مدارک زیر:»), which names what the items
+    are but not what each says. Never the section heading or the document title."""
+    return text_terms(f"{unit.text}\n{unit.lead if lead else ''}\n{unit.header or ''}")
 
 
 @dataclass(frozen=True)
@@ -332,6 +365,20 @@ class LocalGenerator:
         if missing_key_concepts(concepts, documents):
             return self._abstain()  # e.g. asked about earthquakes, and no evidence mentions one
         asked = question_shape(request.query, concepts, frozenset(w for c in chunks for w in tokens(c.text)))
+        focus = focus_concepts(request.query, concepts)
+        present = [any(concept.covered_by(terms) for terms in documents) for concept in concepts]
+        # A follow-up («برای صاحبان مشاغل آزاد چطور؟») is contextualized into the previous question
+        # plus its own words: what it newly asks about is in its own words, and the previous
+        # question's subject (which it replaces) must not be demanded of the quote.
+        said = text_terms(request.message)
+        fresh = [bool(concept.stems & said) for concept in concepts]
+        # What the quote must cover by itself: the whole question, or a follow-up's own words (the
+        # rest it inherits may come from the quote's context: heading, title).
+        own_concepts, own_weights = concepts, weights
+        if any(f and p for f, p in zip(fresh, present, strict=True)) and not all(fresh):
+            present = [f and p for f, p in zip(fresh, present, strict=True)]
+            kept = [i for i, f in enumerate(fresh) if f]
+            own_concepts, own_weights = [concepts[i] for i in kept], [weights[i] for i in kept]
 
         scored: list[tuple[bool, float, bool, float, float, int, int, _Candidate]] = []
         seen: set[str] = set()
@@ -344,6 +391,13 @@ class LocalGenerator:
                 continue
             title = titles[rank]
             topic = title | text_terms(chunk.heading or "")
+            # What this document does not already name, the quote itself must (question.py).
+            tier = specific_tier(concepts, weights, topic, present)
+            # What the document's title names (its subject: «حق بیمه», "supplementary health") the
+            # quote need not repeat; of the rest, the quote must cover enough by itself.
+            unnamed = [i for i, concept in enumerate(own_concepts) if not concept.covered_by(title)]
+            floor_concepts = [own_concepts[i] for i in unnamed] if unnamed else own_concepts
+            floor_weights = [own_weights[i] for i in unnamed] if unnamed else own_weights
             for unit in evidence_units(chunk):
                 key = canonical(unit.text)
                 if not key or key in seen or len(tokens(unit.text)) < self.min_words:
@@ -356,11 +410,29 @@ class LocalGenerator:
                     continue  # it only repeats the question
                 if not fits(asked, unit.text, unit.context, topic):
                     continue  # not the kind of sentence that answers this question (question.py)
+                if unit.text.rstrip().endswith((":", "：")):
+                    continue  # «… به شرح زیر است:» introduces the answer, it is not one
+                # «چه مدارکی …؟» and a list introduced by «… مدارک زیر:»: the introducing sentence
+                # names what was asked, so its items are the answer and it frames each of them.
+                # A labelled item («ب- موتورسیکلت: سه درصد …») under «حق بیمه … به شرح زیر:» is a row
+                # of a table written as a list: its introducing sentence is its header.
+                listed = bool(unit.lead) and (
+                    (bool(focus) and all(c.covered_by(text_terms(unit.lead)) for c in focus))
+                    or bool(_LABELLED.match(unit.text))
+                )
+                carried = quote_terms(unit, lead=listed)
+                if not carries(carried, focus, tier, quote_terms(unit, lead=True)):
+                    continue  # the right topic, but not what is asked: a confident wrong answer
                 local = own | text_terms(unit.context)
                 if coverage(concepts, local, weights) == 0.0:
                     continue  # the document title alone cannot make a sentence relevant
+                if coverage(floor_concepts, carried, floor_weights) < self.min_support:
+                    # The quote (with the sentence introducing it) must itself cover enough of the
+                    # question: a heading or a title that shares the question's words does not make
+                    # a sentence under it an answer.
+                    continue
                 support = coverage(concepts, local | title, weights)
-                own_cover = coverage(concepts, own, weights)
+                own_cover = coverage(concepts, carried, weights)
                 # answer shape: a quantity for "how much" questions; never a dangling "as follows:"
                 shape = (not quantity or has_number(unit.text)) and not unit.text.endswith(":")
                 candidate = _Candidate(chunk, unit, own, local | title)
@@ -385,9 +457,16 @@ class LocalGenerator:
         # document names it (briefly); further quotes from the same document do not repeat it.
         claims: list[Claim] = []
         named: set[str] = set()
+        introduced: set[str] = set()
         for candidate in chosen:
             framed = candidate.chunk.file_id not in named
             named.add(candidate.chunk.file_id)
+            lead = candidate.unit.lead
+            if lead and focus and all(c.covered_by(text_terms(lead)) for c in focus) and lead not in introduced:
+                # a list item answering «چه مدارکی؟» is shown under the sentence that introduces it
+                introduced.add(lead)
+                claims.append(self._claim(candidate.chunk, lead, request.language, framed=framed))
+                framed = False
             claims.append(self._claim(candidate.chunk, candidate.unit.text, request.language, framed=framed))
         citations = list(dict.fromkeys(cid for claim in claims for cid in claim.chunk_ids))
         return GenerateResult(
@@ -409,3 +488,4 @@ class LocalGenerator:
         if language == "en" and detect_language(quote) == "fa":
             frame = SOURCE_FRAME_EN
         return Claim(text=frame.format(title=title, quote=quote), chunk_ids=[chunk.chunk_id])
+

@@ -9,6 +9,17 @@ quote before it may answer (they only ever make it abstain, never make it answer
 - "What/who is X?" is answered from the document about X, by a sentence whose subject is X (X among
   its first words), or, when X names a role in the document's subject ("the founder of Toyota"),
   by a sentence of that document that names all of X: a passing mention elsewhere defines nothing.
+
+What the answer must name (`focus_concepts`, `specific_tier`, `carries`): a sentence of the right
+document that shares the question's topic but not the thing asked about is a confident wrong answer.
+- The noun a question word governs («چه مدارکی», «کدام مرجع», "which documents") is the thing
+  asked for: the quote must name it, unless it is a measure («چه مدتی», «چه میزان», "what
+  percentage"), which asks for a quantity (a number) instead.
+- The question's most specific concept (its rarest noun across the retrieved evidence that the
+  quote's document does not already name in its title or heading) must be in the quote itself (a
+  table row with its header row). The sentence introducing a list («مدارک زیر:») may name the
+  focus noun for its items, never the specific concept; the section heading or the title alone
+  never carries either.
 """
 
 from __future__ import annotations
@@ -16,7 +27,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from insurance_agent.lexical import Concept, text_terms
+from insurance_agent.colloquial import formalize, is_verb_form
+from insurance_agent.lexical import Concept, generic_stems, noise_terms, terms_of, text_terms
 from insurance_agent.text import normalize, tokens
 
 _COUNT_OR_DATE = re.compile(
@@ -48,6 +60,27 @@ _DEFINITION_FA = re.compile(
     r"چه کسی است|چه کسی بود|یعنی چه|یعنی چی)\s*[?!.]*$"
 )
 _DEFINITION_EN = re.compile(r"^(?:what|who)\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?(?P<subject>[\w\s-]+?)\s*\??$")
+# A question word and the word it governs: «چه مدارکی», «کدام مرجع», «کدوم بیمه», "which court".
+_FOCUS = re.compile(r"(?<!\w)(?:چه|کدام|کدوم|کدامین|which|what)\s+(\S+)")
+# Nouns a question word governs without naming a thing: «چه کسی», «چه نوع», «چه صورت», "what kind".
+_FOCUS_VOID = frozenset(
+    "کس کسی کسانی شخص شخصی اشخاص اشخاصی فرد فردی افراد افرادی مرجع مرجعی مراجع مراجعی نهاد نهادی "
+    "چیز چیزی چیزهایی نوع نوعی جور جوری طور طوری صورت صورتی شکل شکلی کار کاری اندازه وقت "
+    "kind sort type way is are was were do does did can could should would will the a an of".split()
+)
+# Measure nouns: "in what period / to what extent / what share" asks for a quantity.
+_MEASURE = re.compile(
+    r"^(?:مدت|مدتی|میزان|میزانی|مقدار|مقداری|مبلغ|مبلغی|درصد|درصدی|نسبت|نسبتی|تعداد|زمان|زمانی|سال|سالی|"
+    r"ماه|ماهی|روز|روزی|تاریخ|تاریخی|سن|سنی|حد|حدی|سقف|رقم|رقمی|"
+    r"percentage|percent|amount|period|age|year|date|time|rate|limit|share|sum|proportion|extent)$"
+)
+# Words that bound or count a quantity: «حداقل مبلغ», "maximum", «چند نفر»: the form of the answer.
+_MEASURE_MODIFIER = re.compile(r"^(?:حداقل|حداکثر|کمترین|بیشترین|نفر|نفری|minimum|maximum|least|most)$")
+# "How much" and "in what period / to what extent" ask for a figure as well.
+_COUNT_OR_DATE_EXTRA = re.compile(
+    r"(?<!\w)(?:(?:چه|کدام|کدوم)\s+(?:مدت|میزان|مقدار|مبلغ|درصد|نسبت|زمان|تاریخ|سن)|چقدر|چقد|چه قدر)|"
+    r"\bhow much\b|\bwhat (?:percentage|amount|share|rate)\b"
+)
 _SUBJECT_WORDS = 3
 _MAX_DEFINED_WORDS = 3
 
@@ -90,7 +123,7 @@ def question_shape(query: str, concepts: list[Concept], evidence_words: frozense
         if own and len(tokens(match.group("subject"))) <= _MAX_DEFINED_WORDS:
             defines = own
     return QuestionShape(
-        needs_number=bool(_COUNT_OR_DATE.search(normalized)),
+        needs_number=bool(_COUNT_OR_DATE.search(normalized) or _COUNT_OR_DATE_EXTRA.search(normalized)),
         needs_reason=bool(_WHY.search(normalized)),
         negated=is_negated(query, evidence_words),
         negations=negated_words(query, evidence_words),
@@ -98,8 +131,16 @@ def question_shape(query: str, concepts: list[Concept], evidence_words: frozense
     )
 
 
+# A reference to a provision («ماده (۴۰)», «تبصره۲», «بند ۳», «مواد (۳۱) و (۳۲)», "Article 12") names a
+# rule, it states no quantity.
+_REFERENCE = re.compile(
+    r"(?:ماده|مواد|تبصره|بند|فصل|اصل|جزء|article|section|clause|note)\s*\(?\d+\)?(?:\s*(?:و|،|,|and)\s*\(?\d+\)?)*",
+    re.IGNORECASE,
+)
+
+
 def has_number(text: str) -> bool:
-    normalized = normalize(text)
+    normalized = _REFERENCE.sub(" ", normalize(text))
     return bool(re.search(r"\d", normalized) or _NUMBER_WORD.search(normalized))
 
 
@@ -136,3 +177,76 @@ def fits(shape: QuestionShape, unit: str, context: str, topic_terms: frozenset[s
         ):
             return False
     return True
+
+
+def focus_concepts(query: str, concepts: list[Concept]) -> tuple[Concept, ...]:
+    """The concepts a question word governs («چه مدارکی» -> مدارک, "which court" -> court): what the
+    answer must name. Measures («چه مدتی», "what percentage"), void nouns («چه کسی», "what kind"),
+    verbs and generic words ("cover", «هزینه») are no focus; an English word counts only when the
+    glossary renders it (otherwise no Persian sentence could name it)."""
+    found: list[Concept] = []
+    for match in _FOCUS.finditer(normalize(formalize(query))):
+        word = match.group(1).strip("؟?!.,،؛:")
+        if not word or word in _FOCUS_VOID or _MEASURE.match(word) or is_verb_form(word):
+            continue
+        stems = frozenset(terms_of(word)) - noise_terms()
+        if not stems or stems <= generic_stems():
+            continue
+        for concept in concepts:
+            if concept.weight < 1.0 or not (concept.stems & stems or any(a <= stems for a in concept.alternatives)):
+                continue
+            if word.isascii() and len(concept.alternatives) < 2:
+                continue
+            if concept not in found:
+                found.append(concept)
+    return tuple(found)
+
+
+def _informative(concept: Concept) -> bool:
+    """A noun that can tell sentences apart: not a verb form, a number, a measure («حداقل», «مدت»:
+    they ask for a quantity) or a generic word."""
+    return (
+        concept.weight >= 1.0
+        and not concept.label.isdigit()
+        and not _MEASURE.match(concept.label)
+        and not _MEASURE_MODIFIER.match(concept.label)
+        and not concept.stems <= generic_stems()
+    )
+
+
+def specific_tier(
+    concepts: list[Concept],
+    weights: list[float],
+    named: frozenset[str],
+    present: list[bool] | None = None,
+    tolerance: float = 1e-6,
+) -> tuple[Concept, ...]:
+    """The question's most specific concepts for a quote from a document whose title and heading
+    have the terms `named`: its informative concepts the document does not already name, those of
+    the highest weight (rarest across the evidence). Concepts no evidence has (`present` False: a
+    spoken word, a notion the documents lack) only lower coverage, which decides on its own.
+    Empty when the document names them all."""
+    present = present if present is not None else [True] * len(concepts)
+    open_ = [
+        (c, w)
+        for c, w, here in zip(concepts, weights, present, strict=True)
+        if here and _informative(c) and not c.covered_by(named)
+    ]
+    if not open_:
+        return ()
+    top = max(w for _, w in open_)
+    return tuple(c for c, w in open_ if w >= top - tolerance)
+
+
+def carries(
+    unit_terms: frozenset[str],
+    focus: tuple[Concept, ...],
+    tier: tuple[Concept, ...] = (),
+    framed_terms: frozenset[str] | None = None,
+) -> bool:
+    """Whether a quote names every focus concept (in its own words or, `framed_terms`, with the
+    sentence introducing its list) and, in its own words, at least one of the most specific ones."""
+    framed = unit_terms if framed_terms is None else framed_terms
+    if not all(concept.covered_by(framed) for concept in focus):
+        return False
+    return not tier or any(concept.covered_by(unit_terms) for concept in tier)

@@ -4,7 +4,10 @@ A claim is supported when it cites at least one chunk retrieved this turn and it
 generator's framing removed ("According to <title>: "), occurs word for word in one of those
 chunks after normalisation (spelling variants, digits and punctuation do not matter, words do),
 and every number in it appears in one of them. Text of the answer that belongs to no claim is
-unsupported too. support = supported claims / claims; grounded when support reaches the request's
+unsupported too. When the request carries the question, the claims must also state what it asks
+(question.py): the noun its question word governs («چه مدارکی», "which documents") is named by a
+claim's quote or the sentence introducing it, and a quantity question gets a claim with a number;
+true sentences beside the point are no answer. support = supported claims / claims; grounded when support reaches the request's
 `min_support` (VERIFY_MIN_SUPPORT) and neither guard (citations retrieved, numbers in cited chunks
 or calculator results) found a violation.
 """
@@ -13,10 +16,11 @@ from __future__ import annotations
 
 import re
 
-from insurance_agent.lexical import canonical, contains
+from insurance_agent.lexical import canonical, contains, ground_concepts, query_concepts, text_terms
 from insurance_agent.models.roles import Claim, VerifyRequest, VerifyResult
 from insurance_agent.policy.guards import citation_guard, number_guard
-from insurance_agent.roles.local.generate import strip_frame
+from insurance_agent.roles.local.generate import evidence_units, quote_terms, strip_frame
+from insurance_agent.roles.local.question import focus_concepts, has_number, question_shape
 from insurance_agent.text import content_terms, split_sentences
 
 _GENERIC_FRAME = re.compile(r"^(?:according to [^:\n]{1,200}:|بر اساس «[^»\n]{1,200}»:)\s*", re.IGNORECASE)
@@ -47,6 +51,8 @@ class LocalVerifier:
         ]
         leftovers = self._uncovered_text(request.answer, claims)
         unsupported += [text for text in leftovers if text not in unsupported]
+        if request.question and claims:
+            violations += self._off_question(request.question, claims, by_id)
 
         support = supported / len(claims) if claims else 0.0
         threshold = request.min_support if self.threshold is None else self.threshold
@@ -74,6 +80,34 @@ class LocalVerifier:
         if not any(contains(chunk.text, body) for chunk in cited):
             return False
         return not number_guard(body, cited)
+
+    def _off_question(self, question: str, claims: list[Claim], by_id: dict) -> list[str]:
+        """What of `question` no claim states: its focus noun, or the figure a quantity question asks."""
+        cited = [by_id[cid] for claim in claims for cid in claim.chunk_ids if cid in by_id]
+        if not cited:
+            return []
+        documents = [text_terms(chunk.text) for chunk in cited]
+        concepts = ground_concepts(query_concepts(question), documents)
+        carried: frozenset[str] = frozenset()
+        bodies = []
+        for claim in claims:
+            chunks = [by_id[cid] for cid in claim.chunk_ids if cid in by_id]
+            body = self._body(claim, [chunk.title.strip() or chunk.file_id for chunk in chunks])
+            bodies.append(body)
+            carried |= text_terms(body)
+            for chunk in chunks:
+                for unit in evidence_units(chunk):
+                    if contains(unit.text, body) or contains(body, unit.text):
+                        carried |= quote_terms(unit, lead=True)
+        problems = [
+            f"the answer does not name what the question asks about: {concept.label}"
+            for concept in focus_concepts(question, concepts)
+            if not concept.covered_by(carried)
+        ]
+        shape = question_shape(question, concepts, frozenset())
+        if shape.needs_number and not any(has_number(body) for body in bodies):
+            problems.append("the question asks for a quantity and the answer states no figure")
+        return problems
 
     @staticmethod
     def _uncovered_text(answer: str, claims: list[Claim]) -> list[str]:
