@@ -91,7 +91,7 @@ def main() -> int:
         "kinds": Counter(o.case.kind for o in outcomes),
         "problems": Counter(p for o in outcomes for p in o.problems),
         "examples": {},
-        "crashes": sum(o.execution in ("FAILED", "TIMED_OUT") for o in outcomes),
+        "crashes": sum(o.execution in ("FAILED", "TIMED_OUT", "NO_REPLY") for o in outcomes),
         "system_error": sum(o.code == "system_error" for o in outcomes),
         "refused_writes": sum(o.writes for o in outcomes if o.status == "refused" or o.execution == "API_REJECTED"),
         "answered": sum(o.status == "answer" for o in outcomes),
@@ -120,6 +120,9 @@ def _parallel(args: argparse.Namespace) -> int:
     total: dict = {}
     for worker in workers:
         out, _ = worker.communicate()
+        if worker.returncode or not out.strip():
+            print(f"fuzz_turns: a worker failed (exit {worker.returncode}); see its output above", file=sys.stderr)
+            return 2
         part = json.loads(out.strip().splitlines()[-1])
         for key, value in part.items():
             if isinstance(value, dict) and key != "examples":
@@ -146,7 +149,7 @@ def _report(summary: dict) -> int:
     print("  outcomes:")
     for name, count in Counter(summary["outcomes"]).most_common():
         print(f"    {name:55s} {count}")
-    print(f"  crashes (FAILED/TIMED_OUT executions): {summary['crashes']}")
+    print(f"  crashes (FAILED/TIMED_OUT executions, or succeeded without a reply): {summary['crashes']}")
     print(f"  system_error: {summary['system_error']}")
     print(f"  writes for refused input: {summary['refused_writes']}")
     print(f"  answered: {summary['answered']}, escalated: {summary['escalated']}")

@@ -6,8 +6,8 @@ happen to it, decided here independently of the service's own validation:
 
 - `refuse`: the contract forbids it (a wrong type, a missing or unknown field, an id outside
   `[A-Za-z0-9._:@-]{1,128}` or padded with whitespace, a role that is not exactly user/officer/admin,
-  a message outside 1-2000 characters, a lone surrogate anywhere, an oversized or deeply nested
-  document): the reply must be `refused` / `invalid_input`, with no model call and no write.
+  a message outside 1-2000 characters or holding control, bidi-control or noncharacter code points,
+  a lone surrogate anywhere, an oversized or deeply nested document): the reply must be `refused` / `invalid_input`, with no model call and no write.
 - `accept`: a canonical valid turn: it must not be refused as invalid input.
 - `either`: the contract does not decide (say, a message with surrounding whitespace).
 
@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+import unicodedata
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -93,16 +95,31 @@ def contract_verdict(data: Any) -> str:
         return "refuse"
     locale = data.get("locale")
     if locale is not None and (not isinstance(locale, str) or not re.fullmatch(r"[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*", locale)):
-        # The contract names no locale grammar; anything but a short BCP 47-like tag is not a locale.
+        # A locale is a short BCP 47 or POSIX-style tag (fa, en-US, en_GB); other short text is undecided.
         return "refuse" if not isinstance(locale, str) or len(locale) > 64 else "either"
     message = data["message"]
     if not isinstance(message, str) or not message.strip() or len(message) > MAX_MESSAGE:
         return "refuse"
+    if any(_not_message_text(c) for c in message):
+        return "refuse"
     if message != message.strip() or len(set(roles)) != len(roles):
         return "either"
-    if any(ord(c) < 32 and c not in "\n\t" for c in message) or any(c in message for c in "\u202e\ufeff\u2028"):
+    if any(c in message for c in "\ufeff\u2028\u2029"):
         return "either"
     return "accept"
+
+
+# The contract's text rule (docs/security.md): a message holds no control characters other than tab
+# and line breaks (C0 and C1: U+0085 or the 8-bit CSI U+009B are terminal escapes in a log viewer),
+# no bidi embedding/override/isolate characters and no noncharacters U+FFFE/U+FFFF. Decided from
+# Unicode properties, not from the service's pattern.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _not_message_text(char: str) -> bool:
+    if unicodedata.category(char) == "Cc":
+        return char not in "\t\n\r"
+    return char in _BIDI_CONTROLS or char in "\ufffe\uffff"
 
 
 # -- field strategies -------------------------------------------------------------------------------
@@ -282,7 +299,7 @@ class WriteCounter:
 @dataclass
 class Outcome:
     case: Case
-    execution: str  # SUCCEEDED | FAILED | TIMED_OUT | API_REJECTED
+    execution: str  # SUCCEEDED | FAILED | TIMED_OUT | API_REJECTED | NO_REPLY (succeeded without a reply)
     status: str = ""  # the reply's status
     code: str = ""  # refusal error or escalation reason
     writes: int = 0
@@ -293,7 +310,7 @@ class Outcome:
     def problems(self) -> list[str]:
         """What breaks the suite's targets (empty when the case is fine)."""
         found = []
-        if self.execution in ("FAILED", "TIMED_OUT"):
+        if self.execution in ("FAILED", "TIMED_OUT", "NO_REPLY"):
             found.append(f"execution {self.execution}")
         if self.code == "system_error":
             found.append("system_error")
@@ -314,14 +331,25 @@ def run_case(stack: Any, arn: str, case: Case, writes: WriteCounter) -> Outcome:
     """One StartSyncExecution of the case's input, exactly as sent, and what it did."""
     from botocore.exceptions import ClientError
 
+    from agent_local.moto_patches import RECURSION_LIMIT
+
     before = writes.count
+    # Hypothesis runs each example with the recursion limit set near 2,000, and the interpreter's
+    # threads share it: give the execution the local stack's own limit while it runs.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
         response = stack.client("stepfunctions").start_sync_execution(stateMachineArn=arn, input=case.body)
     except ClientError:
         return Outcome(case, "API_REJECTED", writes=writes.count - before)
+    finally:
+        sys.setrecursionlimit(limit)
     outcome = Outcome(case, response["status"], writes=writes.count - before)
     if response["status"] == "SUCCEEDED":
-        reply = json.loads(response["output"])
+        reply = json.loads(response.get("output") or "null")
+        if not isinstance(reply, dict):
+            outcome.execution = "NO_REPLY"  # a succeeded execution must output the turn reply
+            return outcome
         outcome.status = reply.get("status", "")
         outcome.code = reply.get("error") or reply.get("reason") or ""
         trace = reply.get("trace") or {}

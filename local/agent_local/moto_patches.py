@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import threading
 import time
 import traceback
@@ -155,6 +156,12 @@ def _start_sync_execution(self):  # noqa: ANN001 - moto response method
     deadline = time.monotonic() + MAX_SYNC_SECONDS
     while execution.exec_status == ExecutionStatus.RUNNING and time.monotonic() < deadline:
         time.sleep(0.002)
+    # moto sets the status before the output (or error): wait until the worker has set both, else a
+    # succeeded execution can be read with no output (seen once in 10,000 fuzz cases).
+    settled = time.monotonic() + 5
+    while not getattr(execution, "_agent_reflected", False) and execution.exec_status != ExecutionStatus.RUNNING \
+            and time.monotonic() < settled:
+        time.sleep(0.001)
     status = execution.exec_status
     if status == ExecutionStatus.RUNNING:
         status_text = "TIMED_OUT"
@@ -199,6 +206,19 @@ def _evaluation_entrypoint(self):  # noqa: ANN001 - moto's ExecutionWorker metho
     return program
 
 
+RECURSION_LIMIT = 6_000  # see apply(); a harness that lowers the limit (hypothesis does) must raise it again
+
+
+def _reflect_then_mark(reflect: Callable[[Any], None]) -> Callable[[Any], None]:
+    """moto's end-of-execution bookkeeping, then a mark that it is complete (status, output, error)."""
+
+    def wrapped(self) -> None:  # noqa: ANN001 - moto's method
+        reflect(self)
+        self.execution._agent_reflected = True
+
+    return wrapped
+
+
 def apply(*, fast_retries: bool = False) -> None:
     """Apply the patches once per process (idempotent)."""
     global _applied
@@ -209,7 +229,17 @@ def apply(*, fast_retries: bool = False) -> None:
 
             from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 
+            from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
+
             LambdaSimpleBackend.invoke = _invoke
+            # moto's ASL interpreter copies and walks the execution input recursively: an input nested
+            # about 500 deep (far under the 256 KB limit) failed the execution with States.Runtime
+            # RecursionError before LoadMemory could refuse it. Room for what the API accepts (its JSON
+            # decoder stops near 1,500 levels); Python-to-Python calls use no C stack, so the default
+            # thread stack suffices (a larger one made `agent chat` hang on Ctrl-C).
+            sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+            BaseExecutionWorkerCommunication._reflect_execution_status = _reflect_then_mark(
+                BaseExecutionWorkerCommunication._reflect_execution_status)
             StepFunctionResponse.start_sync_execution = _start_sync_execution
             ExecutionWorker._get_evaluation_entrypoint = _evaluation_entrypoint
             _applied = True

@@ -19,6 +19,7 @@ from agent_local import moto_patches
 from insurance_agent.errors import TransientError
 from insurance_agent.models.turn import EscalationReason
 from insurance_agent.nodes import messages
+from insurance_agent.store import handoffs
 from probes import assert_thread_consistent, dynamo_tap, states_entered, thread_state, turn_parts  # noqa: F401
 
 pytestmark = pytest.mark.stack
@@ -116,13 +117,77 @@ def test_throttled_reads_at_admission_escalate(conversation, dynamo_tap):
 def test_state_store_down_for_the_whole_turn_still_signals_a_handoff(conversation, dynamo_tap):
     chat = conversation()
     dynamo_tap.fail("UpdateItem", "turns", THROTTLED, times=1000)
+    dynamo_tap.fail("PutItem", "turns", THROTTLED, times=1000)
     dynamo_tap.fail("PutItem", "threads", THROTTLED, times=1000)
     reply = chat.say(KNOWLEDGE)
     assert reply["status"] == "escalate" and reply["reason"] == "system_error"
     assert reply["trace"]["path"] == ["EscalateFallback"]
-    # Nothing was written, so nothing is half-written; nothing latched the thread either.
+    # Nothing was written, so nothing is half-written; not even the pending hand-off could be.
     assert thread_state(chat.thread_id) is None
     assert turn_parts(reply["turn_id"] or "-", chat.thread_id) == {}
+    assert handoffs.get(chat.thread_id) is None
+    # The known limit: with no write of the turn stored anywhere, the next turn (store back) runs.
+    _store_back(dynamo_tap)
+    assert chat.say(GREETING)["status"] == "answer"
+
+
+def _store_back(dynamo_tap):
+    for fault in dynamo_tap.faults:
+        fault["left"] = 0
+
+
+def test_thread_writes_down_for_the_whole_turn_latch_on_the_next_turn(conversation, dynamo_tap):
+    chat = conversation()
+    first = chat.say(GREETING)
+    assert first["status"] == "answer"
+    # Every Threads write fails for the whole turn (3 WriteMemory and 3 Escalate attempts): the user
+    # is told a person takes over, and the pending hand-off written before the latch survives.
+    dynamo_tap.fail("PutItem", "threads", THROTTLED, times=1000)
+    turn_id = f"turn-{chat.thread_id}-2"
+    reply = chat.say(KNOWLEDGE + " شماره من ۰۹۱۲۳۴۵۶۷۸۹ است", turn_id=turn_id)
+    assert reply["status"] == "escalate" and reply["trace"]["path"] == ["EscalateFallback"]
+    assert [t.turn_id for t in thread_state(chat.thread_id).turns] == [first["turn_id"]]  # not latched
+    pending = handoffs.get(chat.thread_id)
+    assert pending is not None and pending.turn_id == turn_id and "۰۹۱۲" not in pending.message
+    _store_back(dynamo_tap)
+
+    # The next turn latches the thread and is refused; so is every later one.
+    assert chat.say(GREETING)["error"] == "thread_handed_off"
+    record = assert_thread_consistent(chat.thread_id)
+    assert record.status == "handed_off" and record.handed_off_reason == "system_error"
+    assert [(t.turn_id, t.status) for t in record.turns] == [(first["turn_id"], "answer"), (turn_id, "escalate")]
+    assert "[phone]" in record.turns[-1].message and "۰۹۱۲" not in record.turns[-1].message
+    assert handoffs.get(chat.thread_id) is None  # consumed
+    assert chat.say(KNOWLEDGE)["error"] == "thread_handed_off"
+    # A replay of the handed-off turn returns the recorded escalation, and writes nothing.
+    writes = dynamo_tap.writes()
+    replay = chat.say(KNOWLEDGE, turn_id=turn_id)
+    assert (replay["status"], replay["reason"]) == ("escalate", "system_error")
+    assert dynamo_tap.writes() == writes
+    assert assert_thread_consistent(chat.thread_id).version == record.version
+
+
+def test_a_new_thread_whose_first_turn_could_not_latch_is_latched_by_the_second(conversation, dynamo_tap):
+    chat = conversation()
+    dynamo_tap.fail("PutItem", "threads", THROTTLED, times=1000)
+    reply = chat.say(KNOWLEDGE)
+    assert reply["trace"]["path"] == ["EscalateFallback"] and thread_state(chat.thread_id) is None
+    _store_back(dynamo_tap)
+    # Another user's turn on that thread id meets the thread of the user who was handed off.
+    stranger = conversation(user="u-1002")
+    stranger.thread_id = chat.thread_id
+    assert stranger.say(GREETING)["error"] == "thread_not_owned"
+    record = assert_thread_consistent(chat.thread_id)
+    assert record.status == "handed_off" and record.user_id == chat.user and len(record.turns) == 1
+    assert chat.say(GREETING)["error"] == "thread_handed_off"
+
+
+def test_a_latched_hand_off_leaves_no_pending_marker(conversation):
+    chat = conversation()
+    reply = chat.say("می‌خواهم با یک کارشناس صحبت کنم")
+    assert reply["status"] == "escalate"
+    assert thread_state(chat.thread_id).status == "handed_off"
+    assert handoffs.get(chat.thread_id) is None
 
 
 def test_lost_write_races_are_re_read_and_re_applied(conversation, dynamo_tap):

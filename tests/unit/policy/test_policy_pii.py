@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from insurance_agent.policy.memory import extract_facts
-from insurance_agent.policy.pii import find_pii
+from insurance_agent.policy.pii import find_pii, mask_pii
 
 POSITIVE = [
     ("national code latin", "کد ملی من 0499370899 است", "national_code"),
@@ -67,3 +67,28 @@ def test_a_new_insurers_product_lines_are_remembered():
     assert extract_facts("من بیمه باربری دارم، خسارت رطوبت را می‌دهد؟", retrieved) == {"products": ["cargo"]}
     assert extract_facts("I have cyber insurance with you.", retrieved) == {"products": ["cyber"]}
     assert extract_facts("بیمه مهندسی چه پوشش‌هایی دارد؟", retrieved) == {}  # asked about, not held
+
+
+# -- long adversarial text: every byte scanned, every finding masked (timing: benchmarks/pii_masking.py)
+
+ADVERSARIAL = {
+    "word run": "a" * 100_000,  # the e-mail pattern once rescanned it from every character
+    "persian run": "ب" * 100_000,
+    "digit run": "۱" * 100_000,
+    "dotted run": "a." * 50_000,
+    "domain without a dot": "a@" + "b" * 100_000,
+    "at signs": "a@" * 50_000,
+}
+
+
+@pytest.mark.parametrize("name", list(ADVERSARIAL))
+def test_masking_a_100_kb_adversarial_text_keeps_it_and_masks_what_follows(name):
+    run = ADVERSARIAL[name]
+    assert find_pii(run) == [] and mask_pii(run) == run
+    tail = " ali.rezaei@example.com ۰۹۱۲۳۴۵۶۷۸۹ IR062960000000100324200001"
+    assert mask_pii(run + tail) == run + " [email] [phone] [iban]"
+
+
+def test_an_over_long_local_part_is_masked_whole():
+    assert mask_pii("x" * 100 + "@example.com, and y@example.org") == "[email], and [email]"
+    assert find_pii("x" * 100 + "@example.com") == ["email"]

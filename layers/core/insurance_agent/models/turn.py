@@ -15,8 +15,11 @@ MAX_MESSAGE_CHARS = 2000
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}\Z")
 KNOWN_ROLES = ("user", "officer", "admin")
 DOMAIN_PATTERN = re.compile(r"[a-z_]{1,32}\Z")
-# A short BCP-47 tag (language, optional script/region/variant): "fa", "fa-IR", "en-US", "fa-Arab-IR".
-LOCALE_PATTERN = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8}){0,3}\Z")
+# A short language tag, BCP-47 ("fa", "en-US", "fa-Arab-IR") or POSIX-style ("en_GB", what Java,
+# Android and gettext send): a locale is only a hint, and refusing every turn of a backend that
+# writes "en_GB" would be a false refusal. Checked after MAX_LOCALE_CHARS.
+LOCALE_PATTERN = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*\Z")
+MAX_LOCALE_CHARS = 64
 # Checked on the raw input before any other work: a turn is a few KB at most.
 MAX_INPUT_BYTES = 16_384
 MAX_INPUT_DEPTH = 4
@@ -108,8 +111,8 @@ class TurnInput(BaseModel):
     @field_validator("locale")
     @classmethod
     def _locale_shape(cls, value: str | None) -> str | None:
-        if value is not None and not LOCALE_PATTERN.match(value):
-            raise ValueError("must be a short BCP-47 language tag such as fa or en-US")
+        if value is not None and (len(value) > MAX_LOCALE_CHARS or not LOCALE_PATTERN.match(value)):
+            raise ValueError("must be a short language tag such as fa, en-US or en_GB")
         return value
 
 

@@ -5,7 +5,7 @@ It performs no transfer: the backend turns status=escalate into its existing hum
 
 from __future__ import annotations
 
-from insurance_agent.errors import InvalidInputError, ThreadNotOwnedError
+from insurance_agent.errors import InvalidInputError, ThreadNotOwnedError, TransientError
 from insurance_agent.models.history import HistoryTurn
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import (
@@ -15,6 +15,7 @@ from insurance_agent.models.turn import (
     RefusalCode,
     Status,
     TopChunk,
+    TurnInput,
     TurnReply,
     parse_turn_input,
 )
@@ -22,7 +23,8 @@ from insurance_agent.nodes import messages
 from insurance_agent.nodes.common import chunks_of, with_trace
 from insurance_agent.observability import logger, metrics
 from insurance_agent.policy.pii import mask_pii
-from insurance_agent.store import threads, turns
+from insurance_agent.store import handoffs, threads, turns
+from insurance_agent.store.dynamo import STORE_ERRORS
 from insurance_agent.store.threads import TurnEntry
 
 SUMMARY_CHARS = 900
@@ -49,6 +51,19 @@ def _reason(state: TurnState) -> EscalationReason:
         return EscalationReason(state.escalation_reason or "system_error")
     except ValueError:
         return EscalationReason.SYSTEM_ERROR
+
+
+def _record_intent(turn: TurnInput, reason: EscalationReason, reply: TurnReply, context: HandoffContext) -> None:
+    """The pending-hand-off marker, before the thread write: if that write fails for good, the user is
+    still told a person takes over (EscalateFallback) and the thread's next turn latches it."""
+    try:
+        handoffs.put(handoffs.PendingHandoff(
+            thread_id=turn.thread_id, tenant_id=turn.tenant_id, user_id=turn.user_id, turn_id=turn.turn_id,
+            reason=reason.value, message=turn.message, reply=reply.message, query=context.rewritten_query,
+            language=reply.language, at=threads.dynamo.now()))
+    except (TransientError, *STORE_ERRORS):
+        # Best effort: the thread write below is the latch; this only backs it up.
+        logger.warning("pending hand-off marker not written")
 
 
 def run(state: TurnState) -> TurnState:
@@ -111,6 +126,8 @@ def run(state: TurnState) -> TurnState:
             status=Status.REFUSED, message=messages.refusal(RefusalCode.TURN_NOT_OWNED, state.language),
             error=RefusalCode.TURN_NOT_OWNED))
         return state
+    if committed is None or committed.owned_by(turn.tenant_id, turn.user_id):
+        _record_intent(turn, reason, reply, context)
     try:
         threads.update_thread(thread_id=turn.thread_id, tenant_id=turn.tenant_id, user_id=turn.user_id,
                               turn_id=turn.turn_id, mutate=latch, allow_handed_off=True)
@@ -120,6 +137,10 @@ def run(state: TurnState) -> TurnState:
             error=RefusalCode.THREAD_NOT_OWNED))
         return state
     turns.mark_committed(turn.turn_id, turn.thread_id)
+    try:
+        handoffs.clear(turn.thread_id, turn.turn_id)
+    except (TransientError, *STORE_ERRORS):
+        logger.warning("pending hand-off marker not cleared (its latch landed; it stays inert)")
     metrics.add_metric(name="LlmCallsPerTurn", unit="Count", value=state.counters.llm_calls)
     state.reply = reply
     return state

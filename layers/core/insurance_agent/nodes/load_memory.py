@@ -1,5 +1,8 @@
 """load_memory: admit the turn (validate, ownership, replay, hand-off latch) and snapshot its context.
 
+A pending hand-off (store/handoffs.py: Escalate told the user a person takes over but could not
+latch the thread) is latched here first, so the thread's next turn is refused `thread_handed_off`.
+
 It is the graph's first state and receives the execution input exactly as sent, so that nothing
 copies an over-sized or malformed input around before it is checked: every problem becomes a
 `refused`/`invalid_input` reply naming the field, with no model call and no write. The input
@@ -11,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from insurance_agent.config import get_settings
-from insurance_agent.errors import InvalidInputError
+from insurance_agent.errors import InvalidInputError, ThreadNotOwnedError, TransientError
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import (
     MAX_MESSAGE_CHARS,
@@ -25,7 +28,9 @@ from insurance_agent.models.turn import (
 from insurance_agent.nodes import messages
 from insurance_agent.nodes.common import with_trace
 from insurance_agent.observability import logger
-from insurance_agent.store import profiles, threads, turns
+from insurance_agent.store import handoffs, profiles, threads, turns
+from insurance_agent.store.dynamo import STORE_ERRORS
+from insurance_agent.store.threads import TurnEntry
 from insurance_agent.store.turns import TurnOwner
 from insurance_agent.text import turn_language
 
@@ -53,6 +58,43 @@ def _refusal_language(raw: Any) -> str:
     return turn_language(message, locale).language
 
 
+def _latch_pending(pending: handoffs.PendingHandoff) -> threads.ThreadRecord | None:
+    """Apply a pending hand-off to its thread as Escalate would have; None when the store refused.
+
+    Either way the thread counts as handed off: the marker stays until the latch lands.
+    """
+
+    def latch(record: threads.ThreadRecord) -> None:
+        record.status = "handed_off"
+        record.handed_off_reason = pending.reason
+        record.clarify_count = 0
+        record.turns.append(TurnEntry(turn_id=pending.turn_id, message=pending.message, reply=pending.reply,
+                                      status="escalate", query=pending.query, language=pending.language,
+                                      at=pending.at))
+
+    try:
+        record = threads.update_thread(thread_id=pending.thread_id, tenant_id=pending.tenant_id,
+                                       user_id=pending.user_id, turn_id=pending.turn_id, mutate=latch,
+                                       allow_handed_off=True)
+    except ThreadNotOwnedError:
+        # The thread is someone else's: the marker cannot be about it (never written so); drop it.
+        try:
+            handoffs.clear(pending.thread_id, pending.turn_id)
+        except (TransientError, *STORE_ERRORS):
+            pass
+        return threads.get_thread(pending.thread_id)
+    except (TransientError, *STORE_ERRORS):
+        logger.warning("pending hand-off not latched yet; the turn is refused as handed off")
+        return None
+    logger.warning("latched a pending hand-off", extra={"handoff_turn_id": pending.turn_id})
+    try:
+        turns.mark_committed(pending.turn_id, pending.thread_id)
+        handoffs.clear(pending.thread_id, pending.turn_id)
+    except (TransientError, InvalidInputError, *STORE_ERRORS):
+        logger.warning("pending hand-off latched; its turn record or marker not updated")
+    return record
+
+
 def run(state: TurnState) -> TurnState:
     state.language = _refusal_language(state.input)
     parsed = parse_turn_input(state.input)
@@ -63,6 +105,15 @@ def run(state: TurnState) -> TurnState:
     owner = TurnOwner(tenant_id=turn.tenant_id, user_id=turn.user_id, roles=turn.roles)
 
     thread = threads.get_thread(turn.thread_id)
+    pending = handoffs.get(turn.thread_id) if thread is None or thread.status != "handed_off" else None
+    if pending is not None and pending.applies_to(thread):
+        # A hand-off the user was told about whose thread write failed (EscalateFallback): latch now.
+        latched = _latch_pending(pending)
+        if latched is None:
+            code = (RefusalCode.THREAD_HANDED_OFF if (pending.tenant_id, pending.user_id) == (turn.tenant_id, turn.user_id)
+                    else RefusalCode.THREAD_NOT_OWNED)
+            return _refuse(state, code)
+        thread = latched
     if thread is not None and not thread.owned_by(turn.tenant_id, turn.user_id):
         logger.warning("thread owned by another user")
         return _refuse(state, RefusalCode.THREAD_NOT_OWNED)
