@@ -145,7 +145,27 @@ def _invoke(self, function_name, qualifier, body, headers, response_headers):  #
     return json.dumps(result).encode()
 
 
+# The local stack runs every execution's handlers in this one process. Unbounded, 50 turns at once on
+# 2 cores stretch every Task past its 30 s TimeoutSeconds and each turn ends in a hand-off; like a
+# backend's own admission control, further StartSyncExecution calls wait for a free slot instead.
+_admission: threading.BoundedSemaphore | None = None
+
+
+def limit_concurrent_executions(limit: int | None) -> None:
+    """Run at most `limit` executions at once (None or 0: no limit); callers beyond it wait their turn."""
+    global _admission
+    _admission = threading.BoundedSemaphore(limit) if limit else None
+
+
 def _start_sync_execution(self):  # noqa: ANN001 - moto response method
+    admission = _admission
+    if admission is None:
+        return _run_sync_execution(self)
+    with admission:
+        return _run_sync_execution(self)
+
+
+def _run_sync_execution(self):  # noqa: ANN001 - moto response method
     from moto.core.responses import ActionResult
     from moto.stepfunctions.parser.api import ExecutionStatus
 

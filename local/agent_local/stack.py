@@ -101,6 +101,21 @@ def _load_handler(folder: Path):
     return module.lambda_handler
 
 
+def max_concurrent_turns() -> int:
+    """How many turns the local stack runs at once (`AGENT_MAX_CONCURRENT_TURNS`, default one per core)."""
+    configured = os.environ.get("AGENT_MAX_CONCURRENT_TURNS", "").strip()
+    if configured:
+        try:
+            value = int(configured)
+        except ValueError:
+            raise StackError(f"AGENT_MAX_CONCURRENT_TURNS must be a whole number, not {configured!r}") from None
+        if value < 1:
+            raise StackError("AGENT_MAX_CONCURRENT_TURNS must be at least 1")
+        return value
+    # One process runs every handler: beyond a turn per core, turns only take CPU from each other.
+    return os.cpu_count() or 1
+
+
 class LocalStack:
     """Start with `start()` (or as a context manager); `run_turn(payload)` is one StartSyncExecution.
 
@@ -175,6 +190,7 @@ class LocalStack:
         self._server_thread.start()
         self._set_environment()
         moto_patches.apply(fast_retries=self.fast_retries)
+        moto_patches.limit_concurrent_executions(max_concurrent_turns())
         request = urllib.request.Request(
             f"{self.endpoint}/moto-api/config",
             data=json.dumps({"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}).encode(),
