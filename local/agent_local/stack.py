@@ -102,7 +102,7 @@ def _load_handler(folder: Path):
 
 
 def max_concurrent_turns() -> int:
-    """How many turns the local stack runs at once (`AGENT_MAX_CONCURRENT_TURNS`, default one per core)."""
+    """How many turns the local stack runs at once (`AGENT_MAX_CONCURRENT_TURNS`, default one per core, at least 2)."""
     configured = os.environ.get("AGENT_MAX_CONCURRENT_TURNS", "").strip()
     if configured:
         try:
@@ -113,7 +113,8 @@ def max_concurrent_turns() -> int:
             raise StackError("AGENT_MAX_CONCURRENT_TURNS must be at least 1")
         return value
     # One process runs every handler: beyond a turn per core, turns only take CPU from each other.
-    return os.cpu_count() or 1
+    # At least 2, so one turn started while another runs (the race tests do that) never waits on itself.
+    return max(2, os.cpu_count() or 1)
 
 
 class LocalStack:
