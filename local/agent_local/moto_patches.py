@@ -18,6 +18,7 @@ start-lambda`), so every Task runs in its own container, packaged as deployed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -158,10 +159,7 @@ def limit_concurrent_executions(limit: int | None) -> None:
 
 
 def _start_sync_execution(self):  # noqa: ANN001 - moto response method
-    admission = _admission
-    if admission is None:
-        return _run_sync_execution(self)
-    with admission:
+    with _admission or contextlib.nullcontext():
         return _run_sync_execution(self)
 
 

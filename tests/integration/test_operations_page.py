@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import uuid
 import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import Conversation  # module-scoped fixtures cannot use the `conversation` fixture
 from agent_local import moto_patches
 from agent_local.ui import UiServer
 
@@ -22,27 +22,10 @@ KNOWLEDGE = "دوره انتظار زایمان در بیمه تکمیلی در�
 GREEN, RED, GREY = (0x2E, 0x7D, 0x32), (0xC6, 0x28, 0x28), (0xEC, 0xEF, 0xF3)
 
 
-class Chat:
-    """One thread driven through StartSyncExecution (module-scoped fixtures cannot use `conversation`)."""
-
-    def __init__(self, stack, tenant="sepehr", user="u-1001"):
-        self.stack, self.tenant, self.user = stack, tenant, user
-        self.thread_id = f"t-{uuid.uuid4().hex[:12]}"
-        self.responses: list[dict] = []
-
-    def say(self, message: str) -> dict:
-        payload = {"thread_id": self.thread_id, "turn_id": f"turn-{uuid.uuid4().hex}", "user_id": self.user,
-                   "tenant_id": self.tenant, "roles": ["user"], "domain": None, "message": message}
-        response = self.stack.run_turn_raw(payload)
-        self.responses.append(response)
-        assert response["status"] == "SUCCEEDED", response
-        return json.loads(response["output"])
-
-
 @pytest.fixture(scope="module")
 def page(stack, agent_home):
     """Two turns (an answer; a turn whose Verify node crashes) and the page serving the log."""
-    answer = Chat(stack)
+    answer = Conversation(stack)
     answered = answer.say(KNOWLEDGE)
     name = stack.function_names["VerifyFunction"]
     original = moto_patches.handlers()[name]
@@ -52,7 +35,7 @@ def page(stack, agent_home):
 
     moto_patches.register_handler(name, crash)
     try:
-        failed = Chat(stack)
+        failed = Conversation(stack)
         crashed = failed.say(KNOWLEDGE)
     finally:
         moto_patches.register_handler(name, original)

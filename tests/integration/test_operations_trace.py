@@ -10,6 +10,7 @@ import sys
 import uuid
 
 import pytest
+from conftest import Conversation  # module-scoped fixtures cannot use the `conversation` fixture
 from agent_local import moto_patches
 from agent_local.cli import main
 from agent_local.execution_log import CloudWatchExecutionLog, LocalExecutionLog, log_group_of_stack
@@ -21,23 +22,6 @@ pytestmark = pytest.mark.stack
 KNOWLEDGE = "دوره انتظار زایمان در بیمه تکمیلی درمان چقدر است؟"
 PHONE = "09121234567"
 LOG_KEYS = ["id", "type", "details", "previous_event_id", "event_timestamp", "execution_arn", "redrive_count"]
-
-
-class Chat:
-    """One thread driven through StartSyncExecution (module-scoped fixtures cannot use `conversation`)."""
-
-    def __init__(self, stack, tenant="sepehr", user="u-1001"):
-        self.stack, self.tenant, self.user = stack, tenant, user
-        self.thread_id = f"t-{uuid.uuid4().hex[:12]}"
-        self.responses: list[dict] = []
-
-    def say(self, message: str) -> dict:
-        payload = {"thread_id": self.thread_id, "turn_id": f"turn-{uuid.uuid4().hex}", "user_id": self.user,
-                   "tenant_id": self.tenant, "roles": ["user"], "domain": None, "message": message}
-        response = self.stack.run_turn_raw(payload)
-        self.responses.append(response)
-        assert response["status"] == "SUCCEEDED", response
-        return json.loads(response["output"])
 
 
 def _fail(stack, logical, error, times=None):
@@ -60,22 +44,22 @@ def _fail(stack, logical, error, times=None):
 def turns(stack, agent_home):
     """Four real turns: an answer, a retried node, a failed node, and a message with a phone number."""
     out = {}
-    chat = Chat(stack)
+    chat = Conversation(stack)
     out["answer"] = (chat, chat.say(KNOWLEDGE))
     out["follow_up"] = (chat, chat.say("برای همسرم چطور؟"))
     restore = _fail(stack, "Retrieve", TransientError("qdrant busy"), times=1)
     try:
-        retried = Chat(stack)
+        retried = Conversation(stack)
         out["retried"] = (retried, retried.say(KNOWLEDGE))
     finally:
         restore()
     restore = _fail(stack, "Triage", RuntimeError("boom: model endpoint refused"))
     try:
-        failed = Chat(stack)
+        failed = Conversation(stack)
         out["failed"] = (failed, failed.say(KNOWLEDGE))
     finally:
         restore()
-    pii = Chat(stack)
+    pii = Conversation(stack)
     out["pii"] = (pii, pii.say(f"سلام. شماره من {PHONE} است"))
     return out
 
