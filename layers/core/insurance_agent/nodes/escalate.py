@@ -112,12 +112,9 @@ def run(state: TurnState) -> TurnState:
         handoff_context=context))
 
     def latch(record: threads.ThreadRecord) -> None:
-        record.status = "handed_off"
-        record.handed_off_reason = reason.value
-        record.clarify_count = 0
-        record.turns.append(TurnEntry(turn_id=turn.turn_id, message=turn.message, reply=reply.message,
-                                      status=reply.status.value, query=context.rewritten_query,
-                                      language=reply.language, at=threads.dynamo.now()))
+        record.hand_off(reason.value, TurnEntry(turn_id=turn.turn_id, message=turn.message, reply=reply.message,
+                                                status=reply.status.value, query=context.rewritten_query,
+                                                language=reply.language, at=threads.dynamo.now()))
 
     try:
         turns.put_parts(turn.turn_id, turn.thread_id, owner=owner, reply=reply.model_dump(mode="json"))

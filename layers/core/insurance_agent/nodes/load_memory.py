@@ -65,12 +65,9 @@ def _latch_pending(pending: handoffs.PendingHandoff) -> threads.ThreadRecord | N
     """
 
     def latch(record: threads.ThreadRecord) -> None:
-        record.status = "handed_off"
-        record.handed_off_reason = pending.reason
-        record.clarify_count = 0
-        record.turns.append(TurnEntry(turn_id=pending.turn_id, message=pending.message, reply=pending.reply,
-                                      status="escalate", query=pending.query, language=pending.language,
-                                      at=pending.at))
+        record.hand_off(pending.reason, TurnEntry(turn_id=pending.turn_id, message=pending.message,
+                                                  reply=pending.reply, status="escalate", query=pending.query,
+                                                  language=pending.language, at=pending.at))
 
     try:
         record = threads.update_thread(thread_id=pending.thread_id, tenant_id=pending.tenant_id,

@@ -54,6 +54,13 @@ class ThreadRecord(BaseModel):
     def history(self, limit: int) -> list[HistoryTurn]:
         return [HistoryTurn.model_validate(t.model_dump()) for t in self.turns[-limit:]]
 
+    def hand_off(self, reason: str, entry: TurnEntry) -> None:
+        """Latch the thread to a person: the escalating turn is its last entry, no clarification pends."""
+        self.status = "handed_off"
+        self.handed_off_reason = reason
+        self.clarify_count = 0
+        self.turns.append(entry)
+
 
 def _to_item(record: ThreadRecord) -> dict:
     data = record.model_dump()
