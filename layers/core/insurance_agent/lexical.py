@@ -22,196 +22,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from insurance_agent.colloquial import base_form, formalize, is_verb_form
+from insurance_agent.glossary import ENGLISH_NOISE, GENERIC_NOTIONS, GLOSSARY, LIGHT_NOTIONS
 from insurance_agent.text import normalize, numbers_in, stemmer, stopwords, tokens
 
-# English term (lower case, words) -> Persian renderings as they appear in policy documents.
-GLOSSARY: dict[str, tuple[str, ...]] = {
-    "insurance": ("بیمه",),
-    "insure": ("بیمه",),
-    "policy": ("بیمه نامه",),
-    "policies": ("بیمه نامه",),
-    "car": ("خودرو",),
-    "vehicle": ("خودرو",),
-    "auto": ("خودرو",),
-    "automobile": ("خودرو",),
-    "motorcycle": ("موتورسیکلت",),
-    "motorbike": ("موتورسیکلت",),
-    "third party": ("شخص ثالث",),
-    "third-party": ("شخص ثالث",),
-    "liability": ("مسئولیت",),
-    "body": ("بدنه",),
-    "comprehensive": ("بدنه",),
-    "collision": ("بدنه",),
-    "health": ("درمان",),
-    "medical": ("درمان",),
-    "treatment": ("درمان",),
-    "supplementary": ("تکمیلی",),
-    "supplemental": ("تکمیلی",),
-    "life": ("عمر",),
-    "travel": ("مسافرتی", "سفر"),
-    "trip": ("سفر",),
-    "fire": ("آتش سوزی",),
-    "earthquake": ("زلزله",),
-    "flood": ("سیل",),
-    "home": ("منزل", "منازل", "ساختمان"),
-    "house": ("منزل", "منازل", "ساختمان"),
-    "building": ("ساختمان",),
-    "premium": ("حق بیمه",),
-    "price": ("قیمت", "حق بیمه", "هزینه"),
-    "cost": ("هزینه", "حق بیمه", "قیمت"),
-    "fee": ("هزینه",),
-    "deductible": ("فرانشیز",),
-    "coverage": ("پوشش",),
-    "cover": ("پوشش",),
-    "covered": ("پوشش",),
-    "claim": ("خسارت",),
-    "damage": ("خسارت",),
-    "compensation": ("خسارت",),
-    "wife": ("همسر",),
-    "husband": ("همسر",),
-    "spouse": ("همسر",),
-    "child": ("فرزند",),
-    "children": ("فرزند",),
-    "kid": ("فرزند",),
-    "kids": ("فرزند",),
-    "son": ("فرزند",),
-    "daughter": ("فرزند",),
-    "father": ("پدر",),
-    "mother": ("مادر",),
-    "parent": ("والدین", "پدر", "مادر"),
-    "parents": ("والدین", "پدر", "مادر"),
-    "family": ("خانواده",),
-    "hospital": ("بیمارستان",),
-    "hospitalization": ("بستری",),
-    "hospitalisation": ("بستری",),
-    "surgery": ("جراحی",),
-    "operation": ("جراحی",),
-    "dental": ("دندانپزشکی", "دندان"),
-    "dentist": ("دندانپزشکی",),
-    "teeth": ("دندان",),
-    "tooth": ("دندان",),
-    "glasses": ("عینک",),
-    "eyeglasses": ("عینک",),
-    "pregnancy": ("زایمان", "بارداری"),
-    "childbirth": ("زایمان",),
-    "maternity": ("زایمان",),
-    "delivery": ("زایمان",),
-    "medicine": ("دارو",),
-    "drug": ("دارو",),
-    "drugs": ("دارو",),
-    "doctor": ("پزشک",),
-    "physician": ("پزشک",),
-    "visit": ("ویزیت",),
-    "waiting period": ("دوره انتظار",),
-    "limit": ("سقف",),
-    "ceiling": ("سقف",),
-    "maximum": ("حداکثر", "سقف"),
-    "minimum": ("حداقل",),
-    "discount": ("تخفیف",),
-    "no claims": ("عدم خسارت",),
-    "no-claims": ("عدم خسارت",),
-    "renewal": ("تمدید",),
-    "renew": ("تمدید",),
-    "cancel": ("فسخ", "لغو"),
-    "cancellation": ("فسخ", "لغو"),
-    "refund": ("استرداد", "بازپرداخت"),
-    "installment": ("قسط", "اقساط"),
-    "installments": ("قسط", "اقساط"),
-    "instalment": ("قسط", "اقساط"),
-    "payment": ("پرداخت",),
-    "pay": ("پرداخت",),
-    "documents": ("مدارک",),
-    "document": ("مدارک",),
-    "age": ("سن",),
-    "accident": ("حادثه", "تصادف"),
-    "crash": ("تصادف",),
-    "death": ("فوت",),
-    "disability": ("ازکارافتادگی", "نقص عضو"),
-    "theft": ("سرقت",),
-    "stolen": ("سرقت",),
-    "glass": ("شیشه",),
-    "driver": ("راننده",),
-    "passenger": ("سرنشین",),
-    "pedestrian": ("عابر",),
-    "exclusion": ("استثنا", "استثنائات"),
-    "exclusions": ("استثنا", "استثنائات"),
-    "excluded": ("استثنا", "استثنائات"),
-    "contract": ("قرارداد",),
-    "duration": ("مدت",),
-    "period": ("مدت", "دوره"),
-    "year": ("سال",),
-    "month": ("ماه",),
-    "money": ("مبلغ",),
-    "amount": ("مبلغ",),
-    "sum insured": ("سرمایه",),
-    "capital": ("سرمایه",),
-    "beneficiary": ("ذینفع",),
-    "savings": ("اندوخته",),
-    "loan": ("وام",),
-    "earthquake coverage": ("پوشش زلزله",),
-    "calculate": ("محاسبه",),
-    "calculated": ("محاسبه",),
-    "calculation": ("محاسبه",),
-    "add": ("اضافه",),
-    "added": ("اضافه",),
-    "adding": ("اضافه",),
-    "include": ("شامل",),
-    "included": ("شامل",),
-    "profit": ("سود",),
-    "guaranteed": ("تضمینی",),
-    "rate": ("نرخ",),
-    "investment": ("سرمایه گذاری",),
-    "outpatient": ("سرپایی",),
-    "surrender": ("بازخرید",),
-    "withdrawal": ("برداشت",),
-    "deadline": ("مهلت",),
-    "report": ("اعلام", "گزارش"),
-    "submit": ("اعلام", "ارائه"),
-    "submitted": ("اعلام", "ارائه"),
-    "day": ("روز",),
-    "days": ("روز",),
-    "hour": ("ساعت",),
-    "hours": ("ساعت",),
-    "risk": ("خطر",),
-    "risks": ("خطر",),
-    "natural disaster": ("بلایای طبیعی",),
-    "natural disasters": ("بلایای طبیعی",),
-    "storm": ("طوفان",),
-    "lightning": ("صاعقه",),
-    "explosion": ("انفجار",),
-    "tax": ("مالیات",),
-    "value": ("ارزش",),
-    "imported": ("وارداتی",),
-    "windshield": ("شیشه",),
-    "penalty": ("جریمه",),
-    "late": ("تأخیر", "دیرکرد"),
-    "delay": ("تأخیر",),
-    "conditions": ("شرایط",),
-    "requirements": ("شرایط",),
-    "blood money": ("دیه",),
-    "diyeh": ("دیه",),
-    "assessor": ("ارزیاب",),
-    "branch": ("شعبه",),
-    # the fields of a policy record (account evidence): "when does my policy expire?"
-    "expire": ("پایان", "انقضا", "end date"),
-    "expires": ("پایان", "انقضا", "end date"),
-    "expiry": ("پایان", "انقضا", "end date"),
-    "end": ("پایان", "end date"),
-    "start": ("شروع", "start date"),
-    "active": ("وضعیت", "status"),
-    "valid": ("وضعیت", "status", "پایان"),
-    "status": ("وضعیت",),
-}
-
-# Glossary words too generic to require verbatim evidence (see Concept.key).
-GENERIC_NOTIONS = frozenset(
-    "insurance insure policy policies cover covered coverage claim damage compensation price cost fee pay "
-    "payment amount money year month day days hour hours period duration document documents value add added "
-    "adding include included conditions requirements calculate calculated calculation report submit submitted "
-    "rate limit maximum minimum contract family home house building treatment visit "
-    "expire expires expiry end start active valid status "
-    "قیمت هزینه پول خونه خانه تمام تموم انقضا منقضی اعتبار فعال فعاله".split()
-)
+# The English -> Persian glossary (GLOSSARY) and its generic and light terms live in glossary.py.
 
 # Everyday Persian words -> the words of policies, bylaws and statutes for the same thing. Added to
 # the search query (contextualize) as well as matched as alternatives by the lexical roles.
@@ -356,7 +170,8 @@ def line_terms() -> frozenset[str]:
 def noise_terms() -> frozenset[str]:
     # Stopwords included: a stopword's stem («کجا» of «کجای») is not a stopword itself.
     stem = stemmer().stem_word
-    return frozenset(terms_of(_NOISE_WORDS)) | {_deepen(stem(token)) for token in tokens(_NOISE_WORDS)}
+    words = f"{_NOISE_WORDS} {ENGLISH_NOISE}"
+    return frozenset(terms_of(words)) | {_deepen(stem(token)) for token in tokens(words)}
 
 
 @lru_cache(maxsize=1)
@@ -382,16 +197,80 @@ def _stems(phrase: str) -> frozenset[str]:
     return frozenset(terms)
 
 
+@dataclass(frozen=True)
+class GlossaryEntry:
+    """What the glossary says of an English term: its Persian renderings (the documents' words, most
+    common first), whether it is generic (never key) and whether it is light (weighs as a verb)."""
+
+    phrases: tuple[str, ...]
+    generic: bool
+    light: bool
+
+
+def _english_words(text: str) -> list[str]:
+    """The Latin words of `text` in reading order, hyphenated words split ("third-party")."""
+    return [part for word in re.findall(r"[a-z]+(?:['-][a-z]+)*", normalize(text)) for part in re.split(r"['-]", word) if part]
+
+
+def _inflections(word: str) -> set[str]:
+    """`word` and its plural and -ed/-ing forms, for an exact lookup before the stemmer's."""
+    forms = {word, f"{word}s", f"{word}es"}
+    if word.endswith("y") and len(word) > 3:
+        forms.add(f"{word[:-1]}ies")
+    if word.endswith("e"):
+        forms |= {f"{word}d", f"{word[:-1]}ing"}
+    else:
+        forms |= {f"{word}ed", f"{word}ing"}
+    return forms
+
+
+def _merge(index: dict, key: tuple[str, ...], english: str, phrases: tuple[str, ...]) -> None:
+    generic, light = english in GENERIC_NOTIONS, english in LIGHT_NOTIONS
+    known = index.get(key)
+    if known is not None:
+        # Two terms meeting on one key ("insurer", "insurance" -> "insur"): either rendering will do,
+        # and the key is only generic or light when both are.
+        phrases = tuple(dict.fromkeys(known.phrases + phrases))
+        generic, light = known.generic and generic, known.light and light
+    index[key] = GlossaryEntry(phrases, generic, light)
+
+
 @lru_cache(maxsize=1)
-def _glossary_index() -> dict[tuple[str, ...], tuple[frozenset[str], ...]]:
-    """English key as a tuple of stems -> the stem sets of its Persian renderings."""
+def _glossary_indexes() -> tuple[dict[tuple[str, ...], GlossaryEntry], dict[tuple[str, ...], GlossaryEntry]]:
+    """(surface index, stem index) of the glossary. A word is looked up as written first (with the
+    plural and -ed/-ing forms of each entry), then by its Snowball stem: "insurer" and "insurance"
+    share the stem "insur" but are different words, with different renderings."""
     stem = stemmer().stem_word
-    index: dict[tuple[str, ...], tuple[frozenset[str], ...]] = {}
+    surface: dict[tuple[str, ...], GlossaryEntry] = {}
+    stems: dict[tuple[str, ...], GlossaryEntry] = {}
+    exact = {tuple(_english_words(english)) for english in GLOSSARY}
     for english, persian in GLOSSARY.items():
-        key = tuple(stem(word) for word in re.findall(r"[a-z]+", english))
-        renderings = tuple(stems for stems in (_stems(phrase) for phrase in persian) if stems)
-        index[key] = tuple(dict.fromkeys(index.get(key, ()) + renderings))
-    return index
+        words = _english_words(english)
+        if not words:
+            continue
+        phrases = tuple(phrase for phrase in persian if _stems(phrase))
+        _merge(surface, tuple(words), english, phrases)
+        for form in _inflections(words[-1]):
+            key = (*words[:-1], form)
+            if key not in exact:  # "policies" is its own entry, never "policy" + s
+                _merge(surface, key, english, phrases)
+        _merge(stems, tuple(stem(word) for word in words), english, phrases)
+    return surface, stems
+
+
+def glossary_entry(words: Sequence[str]) -> GlossaryEntry | None:
+    """The glossary's entry for these English words (as written, else by their stems), if any."""
+    surface, stems = _glossary_indexes()
+    key = tuple(word.lower() for word in words)
+    entry = surface.get(key)
+    if entry is None:
+        entry = stems.get(tuple(stemmer().stem_word(word) for word in key))
+    return entry
+
+
+@lru_cache(maxsize=1)
+def _longest_term() -> int:
+    return max(len(key) for key in _glossary_indexes()[0])
 
 
 @lru_cache(maxsize=1)
@@ -429,31 +308,43 @@ class Concept:
         return frozenset().union(*self.alternatives)
 
 
-def _english_spans(text: str) -> list[tuple[str, tuple[frozenset[str], ...]]]:
-    """Glossary concepts of the Latin-script words of `text`, longest phrase first, in reading order."""
+@dataclass(frozen=True)
+class EnglishSpan:
+    """A run of English words of a query: a glossary term with its renderings, or one unknown word."""
+
+    label: str
+    alternatives: tuple[frozenset[str], ...]
+    phrases: tuple[str, ...] = ()
+    generic: bool = False
+    light: bool = False
+
+
+def _english_spans(text: str) -> list[EnglishSpan]:
+    """Glossary terms and other content words among the Latin-script words of `text`, longest
+    phrase first, in reading order. A known term's alternatives are its English stems and the stems
+    of each Persian rendering; an unknown word's only alternative is its own stem (no Persian text
+    covers it). Question words, auxiliaries and stopwords are no span."""
     stem = stemmer().stem_word
     stop = stopwords()
-    words = [word for word in re.findall(r"[a-z]+(?:-[a-z]+)*", normalize(text))]
-    flat: list[str] = []
-    for word in words:
-        flat.extend(part for part in word.split("-") if part)
-    index = _glossary_index()
-    longest = max(len(key) for key in index)
-    found: list[tuple[str, tuple[frozenset[str], ...]]] = []
+    flat = _english_words(text)
+    longest = _longest_term()
+    found: list[EnglishSpan] = []
     position = 0
     while position < len(flat):
         for size in range(min(longest, len(flat) - position), 0, -1):
-            key = tuple(stem(word) for word in flat[position : position + size])
-            if key in index:
-                english = frozenset(key)
-                found.append((" ".join(flat[position : position + size]), (english, *index[key])))
+            words = flat[position : position + size]
+            entry = glossary_entry(words)
+            if entry is not None and not (size == 1 and words[0] in stop):
+                english = frozenset(stem(word) for word in words if word not in stop) or frozenset(map(stem, words))
+                alternatives = (english, *(_stems(phrase) for phrase in entry.phrases))
+                found.append(EnglishSpan(" ".join(words), alternatives, entry.phrases, entry.generic, entry.light))
                 position += size
                 break
         else:
             word = flat[position]
             term = stem(word)
             if word not in stop and len(word) > 1 and term not in noise_terms():
-                found.append((word, (frozenset([term]),)))
+                found.append(EnglishSpan(word, (frozenset([term]),)))
             position += 1
     return found
 
@@ -470,9 +361,15 @@ def query_concepts(query: str) -> list[Concept]:
     query = _BRACKETED.sub("", query)
     concepts: list[Concept] = []
     seen_stems: set[str] = set()
-    for label, alternatives in _english_spans(query):
-        concept = Concept(label, alternatives, key=len(alternatives) > 1 and label not in GENERIC_NOTIONS)
-        if concept.stems & seen_stems and len(alternatives) == 1:
+    for span in _english_spans(query):
+        known = len(span.alternatives) > 1
+        concept = Concept(
+            span.label,
+            span.alternatives,
+            key=known and not (span.generic or span.light),
+            weight=VERB_WEIGHT if span.light else 1.0,
+        )
+        if concept.stems & seen_stems and not known:
             continue
         concepts.append(concept)
         seen_stems |= concept.stems
@@ -497,23 +394,11 @@ def query_concepts(query: str) -> list[Concept]:
     return concepts
 
 
-@lru_cache(maxsize=1)
-def _glossary_phrases() -> dict[tuple[str, ...], tuple[str, ...]]:
-    stem = stemmer().stem_word
-    phrases: dict[tuple[str, ...], tuple[str, ...]] = {}
-    for english, persian in GLOSSARY.items():
-        key = tuple(stem(word) for word in re.findall(r"[a-z]+", english))
-        phrases[key] = tuple(dict.fromkeys(phrases.get(key, ()) + persian))
-    return phrases
-
-
 def persian_expansion(text: str) -> list[str]:
     """The first Persian rendering of each glossary term found among the Latin words of `text`."""
-    stem = stemmer().stem_word
     expansion: list[str] = []
-    for label, _ in _english_spans(text):
-        key = tuple(stem(word) for word in re.findall(r"[a-z]+", label))
-        for phrase in _glossary_phrases().get(key, ())[:1]:
+    for span in _english_spans(text):
+        for phrase in span.phrases[:1]:
             if phrase not in expansion:
                 expansion.append(phrase)
     return expansion
@@ -539,23 +424,13 @@ def broaden(query: str) -> str:
     concepts = query_concepts(core)
     words = [concept.label for concept in concepts]
     phrases: list[str] = []
-    for english, renderings in _glossary_phrases_for(core):
-        phrases += [phrase for phrase in renderings if phrase not in phrases]
+    for span in _english_spans(core):
+        phrases += [phrase for phrase in span.phrases if phrase not in phrases]
     present = text_terms(core)
     for word, alternatives in PERSIAN_SYNONYMS.items():
         if _stems(word) and _stems(word) <= present:
             phrases += [phrase for phrase in alternatives if phrase not in phrases]
     return " ".join(dict.fromkeys([*words, *phrases]))
-
-
-def _glossary_phrases_for(text: str) -> list[tuple[str, tuple[str, ...]]]:
-    stem = stemmer().stem_word
-    found = []
-    for label, _ in _english_spans(text):
-        key = tuple(stem(word) for word in re.findall(r"[a-z]+", label))
-        if key in _glossary_phrases():
-            found.append((label, _glossary_phrases()[key]))
-    return found
 
 
 def is_new_query(candidate: str, previous: str) -> bool:

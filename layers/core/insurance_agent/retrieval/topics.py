@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from insurance_agent.glossary import ENGLISH_NOISE
 from insurance_agent.text import content_terms, stopwords, tokens
 
 logger = logging.getLogger(__name__)
@@ -45,7 +46,8 @@ _FILLERS = (
 
 @lru_cache(maxsize=1)
 def _filler_terms() -> frozenset[str]:
-    return frozenset(content_terms(_FILLERS)) | frozenset(tokens(_FILLERS))
+    words = f"{_FILLERS} {ENGLISH_NOISE}"
+    return frozenset(content_terms(words)) | frozenset(tokens(words))
 
 
 # Spoken Persian clitics on a word («ماشینمو», «خسارتم», «هزینه‌اش»): stripped for the lookup only.
@@ -53,9 +55,16 @@ _CLITIC = re.compile(r"(?:مونو|تونو|شونو|مون|تون|شون|مو|�
 
 
 def _forms(word: str) -> set[str]:
-    """The spellings under which a message word may occur in the corpus vocabulary."""
+    """The spellings under which a message word may occur in the corpus vocabulary: an English word
+    the glossary knows also as the words of its Persian renderings ("tax" -> «مالیات»)."""
     forms = {word, *content_terms(word)}
-    if not word.isascii():
+    if word.isascii():
+        from insurance_agent.lexical import glossary_entry
+
+        entry = glossary_entry([word])
+        for phrase in entry.phrases if entry else ():
+            forms.update(content_terms(phrase))
+    else:
         bare = _CLITIC.sub("", word)
         if bare != word and len(bare) >= 3:
             forms |= {bare, *content_terms(bare)}

@@ -52,6 +52,7 @@ from insurance_agent.models.roles import Claim, GenerateRequest, GenerateResult,
 from insurance_agent.policy.untrusted import is_instruction_like
 from insurance_agent.roles.local.question import (
     carries,
+    english_keys,
     fits,
     focus_concepts,
     has_number,
@@ -393,6 +394,8 @@ class LocalGenerator:
             topic = title | text_terms(chunk.heading or "")
             # What this document does not already name, the quote itself must (question.py).
             tier = specific_tier(concepts, weights, topic, present)
+            # An English question's specific notions must all be in the quote (question.py).
+            needed = focus + english_keys(concepts, topic)
             # What the document's title names (its subject: «حق بیمه», "supplementary health") the
             # quote need not repeat; of the rest, the quote must cover enough by itself.
             unnamed = [i for i, concept in enumerate(own_concepts) if not concept.covered_by(title)]
@@ -421,7 +424,7 @@ class LocalGenerator:
                     or bool(_LABELLED.match(unit.text))
                 )
                 carried = quote_terms(unit, lead=listed)
-                if not carries(carried, focus, tier, quote_terms(unit, lead=True)):
+                if not carries(carried, needed, tier, quote_terms(unit, lead=True)):
                     continue  # the right topic, but not what is asked: a confident wrong answer
                 local = own | text_terms(unit.context)
                 if coverage(concepts, local, weights) == 0.0:

@@ -202,6 +202,13 @@ def focus_concepts(query: str, concepts: list[Concept]) -> tuple[Concept, ...]:
     return tuple(found)
 
 
+def _generic(concept: Concept) -> bool:
+    """A generic word («هزینه», "cost"). An English term is judged by its English stems: its Persian
+    renderings («بیمه‌گر» of "insurer") are not generic words of Persian."""
+    stems = concept.alternatives[0] if concept.label.isascii() and concept.alternatives else concept.stems
+    return stems <= generic_stems()
+
+
 def _informative(concept: Concept) -> bool:
     """A noun that can tell sentences apart: not a verb form, a number, a measure («حداقل», «مدت»:
     they ask for a quantity) or a generic word."""
@@ -210,7 +217,23 @@ def _informative(concept: Concept) -> bool:
         and not concept.label.isdigit()
         and not _MEASURE.match(concept.label)
         and not _MEASURE_MODIFIER.match(concept.label)
-        and not concept.stems <= generic_stems()
+        and not _generic(concept)
+    )
+
+
+def english_keys(concepts: list[Concept], named: frozenset[str]) -> tuple[Concept, ...]:
+    """The key notions of an English question that a quote from a document whose title and heading
+    have the terms `named` must name itself (with the sentence introducing it).
+
+    An English question reaches Persian evidence through the glossary's renderings, a coarser match
+    than a Persian question's own words: a sentence of the right document that names one of its
+    specific notions ("premium") but not another ("table") answers a different question. So every
+    specific notion (glossary key terms: "tax", "income", "foreigner"; not generic or modal words)
+    that the document does not already name must be in the quote."""
+    return tuple(
+        concept
+        for concept in concepts
+        if concept.key and concept.label.isascii() and not concept.label.isdigit() and not concept.covered_by(named)
     )
 
 
