@@ -123,9 +123,9 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "natural person": ("شخص حقیقی", "اشخاص حقیقی"),
     "legal person": ("شخص حقوقی", "اشخاص حقوقی"),
     "legal entity": ("شخص حقوقی", "اشخاص حقوقی"),
-    "person": ("شخص", "اشخاص", "فرد", "افراد"),
-    "people": ("اشخاص", "افراد", "مردم"),
-    "individual": ("فرد", "افراد", "انفرادی"),
+    "person": ("شخص", "اشخاص"),
+    "people": ("اشخاص", "مردم"),
+    "individual": ("انفرادی",),
     "dependant": ("تحت تکفل", "عائله"),
     "dependent": ("تحت تکفل", "عائله"),
     "dependants": ("تحت تکفل", "عائله"),
@@ -190,7 +190,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "courts": ("دادگاه", "مراجع قضایی", "محاکم"),
     "judge": ("قاضی", "دادگاه"),
     "judicial": ("قضایی",),
-    "police": ("پلیس", "نیروی انتظامی", "راهنمایی و رانندگی", "مامور"),
+    "police": ("پلیس", "نیروی انتظامی", "مقامات انتظامی", "انتظامی", "راهنمایی و رانندگی", "مامور"),
     "traffic police": ("پلیس راهنمایی و رانندگی", "راهنمایی و رانندگی"),
     "traffic": ("راهنمایی و رانندگی", "ترافیک"),
     "central insurance": ("بیمه مرکزی",),
@@ -236,7 +236,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "state-owned": ("دولتی",),
     "public": ("عمومی", "همگانی"),
     # -- companies and their regulation ----------------------------------------------------------
-    "share": ("سهام", "سهم"),
+    "share": ("سهام",),
     "shares": ("سهام",),
     "stock": ("سهام",),
     "stocks": ("سهام",),
@@ -287,8 +287,8 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "merger": ("ادغام",),
     "creditor": ("بستانکار", "طلبکار", "مطالبات"),
     "creditors": ("بستانکاران", "طلبکاران", "مطالبات"),
-    "debt": ("بدهی", "دیون"),
-    "debts": ("بدهی", "دیون"),
+    "debt": ("دیون",),
+    "debts": ("دیون",),
     "priority": ("اولویت", "حق تقدم", "مقدم"),
     "audit": ("حسابرسی",),
     "auditor": ("حسابرس",),
@@ -344,7 +344,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "wage": ("دستمزد", "حقوق"),
     "wages": ("دستمزد", "حقوق"),
     "pension": ("مستمری", "بازنشستگی"),
-    "contribution": ("سهم", "حق بیمه", "مشارکت"),
+    "contribution": ("حق بیمه", "مشارکت"),
     "per capita": ("سرانه",),
     "subsidy": ("یارانه",),
     "refund": ("استرداد", "بازپرداخت", "عودت"),
@@ -411,9 +411,13 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "disagreement": ("اختلاف",),
     "arbitration": ("داوری",),
     "arbitrator": ("داور",),
-    "lawsuit": ("دعوا", "دعوی", "دادخواست"),
-    "sue": ("دعوا", "دعوی", "دادخواست"),
+    "lawsuit": ("دعوا", "دعوی", "دعاوی", "دادخواست"),
+    "lawsuits": ("دعاوی", "دعوا", "دعوی", "دادخواست"),
+    "legal action": ("دعوا", "دعوی", "دعاوی", "دادخواست"),
+    "sue": ("دعوا", "دعوی", "دعاوی", "دادخواست", "شکایت"),
     "statute of limitations": ("مرور زمان",),
+    "time-bar": ("مرور زمان",),
+    "time-barred": ("مرور زمان",),
     "limitation period": ("مرور زمان",),
     "prosecution": ("تعقیب",),
     "responsible": ("مسئول", "مسئولیت"),
@@ -438,8 +442,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "condition": ("شرط", "شرایط"),
     "conditions": ("شرایط", "شرط"),
     "requirements": ("شرایط", "الزامات"),
-    "case": ("مورد", "موارد", "پرونده"),
-    "cases": ("موارد", "مورد"),
+    "case": ("پرونده",),
     "file": ("پرونده",),
     "dossier": ("پرونده",),
     # -- motor and third-party claims ------------------------------------------------------------
@@ -741,8 +744,8 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "deducted": ("کسر",),
     "record": ("سابقه",),
     "history": ("سابقه",),
-    "previous": ("قبلی", "قبل", "سابق"),
-    "prior": ("قبلی", "قبل", "سابق"),
+    "previous": ("قبلی", "سابق"),
+    "prior": ("قبلی", "سابق"),
     "new": ("جدید",),
     "endorsement": ("الحاقیه",),
     "amendment": ("الحاقیه", "اصلاح", "اصلاحیه"),
@@ -783,18 +786,17 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "calculate": ("محاسبه",),
     "calculated": ("محاسبه",),
     "calculation": ("محاسبه",),
-    "determine": ("تعیین",),
-    "determined": ("تعیین",),
-    "set": ("تعیین",),
+    "written": ("قید", "درج", "ذکر", "مندرج"),
+    "state": ("قید", "درج", "ذکر", "مندرج"),
+    "stated": ("قید", "درج", "ذکر", "مندرج"),
+    "mention": ("قید", "درج", "ذکر"),
+    "mentioned": ("قید", "درج", "ذکر", "مندرج"),
+    "specified": ("قید", "درج"),
     "add": ("اضافه",),
     "added": ("اضافه",),
     "adding": ("اضافه",),
-    "include": ("شامل",),
-    "included": ("شامل",),
-    "includes": ("شامل",),
     "age": ("سن",),
-    "duration": ("مدت",),
-    "period": ("مدت", "دوره"),
+    "period": ("دوره",),
     "year": ("سال",),
     "years": ("سال",),
     "annual": ("سالانه",),
@@ -812,12 +814,11 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "hours": ("ساعت",),
     "date": ("تاریخ",),
     "deadline": ("مهلت",),
-    "time limit": ("مهلت",),
+    "time limit": ("مهلت", "مرور زمان"),
     "late": ("تاخیر", "دیرکرد"),
     "delay": ("تاخیر",),
     "delayed": ("تاخیر",),
-    "number": ("تعداد", "شماره"),
-    "limit": ("سقف", "حد"),
+    "limit": ("سقف",),
     "ceiling": ("سقف",),
     "cap": ("سقف",),
     "maximum": ("حداکثر", "سقف"),
@@ -825,14 +826,12 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "at least": ("حداقل",),
     "at most": ("حداکثر",),
     "up to": ("حداکثر", "تا سقف", "سقف"),
-    "more than": ("بیش از", "بیشتر", "مازاد"),
-    "exceed": ("بیش از", "مازاد", "تجاوز"),
-    "exceeds": ("بیش از", "مازاد", "تجاوز"),
-    "less than": ("کمتر", "کم تر"),
+    "more than": ("بیشتر", "مازاد"),
+    "exceed": ("مازاد", "تجاوز"),
+    "exceeds": ("مازاد", "تجاوز"),
+    "less than": ("کمتر",),
     "total": ("کل", "مجموع"),
-    "full": ("کامل", "تمام"),
-    "complete": ("کامل",),
-    "partial": ("جزئی", "بخشی"),
+    "partial": ("جزئی",),
     # -- lines of insurance ----------------------------------------------------------------------
     "life": ("عمر",),
     "life insurance": ("بیمه عمر",),
@@ -882,13 +881,15 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "have to": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند", "الزامی"),
     "has to": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند", "الزامی"),
     "had to": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند"),
-    "need to": ("موظف", "مکلف", "موظفند", "مکلفند", "لازم"),
+    "need to": ("ضروری",),
     "obliged": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند"),
     "obligated": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند"),
     "bound": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند"),
-    "required": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "لازم", "الزامی"),
-    "require": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "لازم", "الزامی"),
-    "necessary": ("لازم", "ضروری"),
+    "required": ("الزامی", "ضروری"),
+    "required to": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند"),
+    "obliged to": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند"),
+    "require": ("الزامی",),
+    "necessary": ("ضروری",),
     "allowed": ("مجاز", "مجازند", "اجازه", "بلامانع"),
     "permitted": ("مجاز", "مجازند", "اجازه", "بلامانع"),
     "permission": ("اجازه", "مجوز"),
@@ -905,6 +906,57 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "using": ("استفاده",),
     "within": ("ظرف", "مهلت"),
     "free": ("رایگان",),
+    "need": ("ضروری",),
+    "enough": ("کافی",),
+    "sufficient": ("کافی",),
+    "answer": ("پاسخ",),
+    "respond": ("پاسخ",),
+    "response": ("پاسخ",),
+    "reply": ("پاسخ",),
+    "inquiry": ("استعلام",),
+    "enquiry": ("استعلام",),
+    "inquiries": ("استعلام",),
+    "enquiries": ("استعلام",),
+    "depend": ("موکول", "منوط", "بستگی"),
+    "depends": ("موکول", "منوط", "بستگی"),
+    "dependent on": ("موکول", "منوط"),
+    "conditional": ("موکول", "منوط", "مشروط"),
+    "cause": ("مسبب",),
+    "caused": ("مسبب",),
+    "causing": ("مسبب",),
+    "directly": ("مستقیم",),
+    "direct": ("مستقیم",),
+    "copy": ("تصویر", "رونوشت", "کپی"),
+    "copies": ("تصویر", "رونوشت", "کپی"),
+    "original": ("اصل",),
+    "originals": ("اصل",),
+    "go to": ("مراجعه",),
+    "refer": ("مراجعه", "ارجاع"),
+    "apply": ("مراجعه", "درخواست"),
+    "receive": ("دریافت",),
+    "received": ("دریافت",),
+    "collect": ("دریافت", "وصول"),
+    "obtain": ("اخذ", "دریافت"),
+    "request": ("درخواست", "تقاضا"),
+    "accept": ("قبول", "پذیرش"),
+    "reject": ("رد", "امتناع", "استنکاف"),
+    "refuse": ("امتناع", "استنکاف", "رد"),
+    "refuses": ("امتناع", "استنکاف", "رد"),
+    "deny": ("رد", "امتناع", "استنکاف"),
+    "review": ("بررسی", "رسیدگی"),
+    "investigate": ("رسیدگی", "بررسی"),
+    "decision": ("تصمیم", "رای"),
+    "decide": ("تصمیم",),
+    "sign": ("امضا",),
+    "signature": ("امضا",),
+    "change": ("تغییر",),
+    "changes": ("تغییر",),
+    "hit": ("تصادف", "برخورد", "حادثه"),
+    "hurt": ("صدمه", "آسیب", "مصدوم"),
+    "fix": ("تعمیر",),
+    "suspend": ("تعلیق",),
+    "suspension": ("تعلیق",),
+    "stop": ("توقف",),
     "free of charge": ("رایگان",),
 }
 
@@ -914,42 +966,46 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
 GENERIC_NOTIONS = frozenset(
     "insurance insure insured policy policies cover covered coverage claim damage loss compensation compensate "
     "price cost costs fee fees pay paid paying payment amount money sum year years month months day days "
-    "week weeks hour hours period duration date time number document documents paperwork evidence value "
-    "add added adding include included includes conditions condition requirements calculate calculated "
-    "calculation report submit submitted provide present determine determined set rate limit maximum minimum "
-    "contract agreement family home house building treatment visit expire expires expiry end start active "
-    "valid status insurer iran iranian person people individual customer client company companies firm corporation "
-    "organization organisation institution institute law laws act statute legal bylaw bylaws by-law "
-    "regulation regulations rule rules article clause paragraph case cases file information data system "
-    "service services new previous prior total full complete partial increase increased decrease reduce "
-    "reduced reduction right rights public private national financial property expense expenses give "
-    "return issue issued issuing "
+    "week weeks hour hours period date paperwork evidence value add added adding conditions condition "
+    "requirements calculate calculated calculation report submit submitted provide present rate limit maximum "
+    "minimum contract agreement family home house building treatment visit expire expires expiry end start "
+    "active valid status insurer iran iranian person people individual customer client company companies firm "
+    "corporation organization organisation institution institute law laws act statute legal bylaw bylaws "
+    "by-law regulation regulations rule rules article clause paragraph case file information data system "
+    "service services new previous prior total partial increase increased decrease reduce reduced reduction "
+    "right rights public private national financial property expense expenses give return issue issued issuing "
     "قیمت هزینه پول خونه خانه تمام تموم انقضا منقضی اعتبار فعال فعاله".split()
     + [
         "insurance company", "insurance companies", "insurance policy", "insured person", "at least",
-        "at most", "up to", "more than", "less than", "within", "per cent",
+        "at most", "up to", "more than", "less than", "per cent",
     ]
 )
 
 # Modal and communication words: they count in coverage as a verb form does, never as a key notion.
 LIGHT_NOTIONS = frozenset(
     [
-        "must", "have to", "has to", "had to", "need to", "obliged", "obligated", "bound", "required",
-        "require", "necessary", "allowed", "permitted", "permission", "may", "show", "display", "displayed",
-        "visible", "give", "use", "using", "within", "inform", "notify", "notification", "announce", "announced",
-        "publish", "published",
+        "must", "have to", "has to", "had to", "need", "need to", "obliged", "obliged to", "obligated", "bound",
+        "required", "required to", "require", "necessary", "allowed", "permitted", "permission", "may", "enough",
+        "sufficient", "show", "display", "displayed", "visible", "give", "use", "using", "within", "go to",
+        "apply", "receive", "received", "obtain", "request", "review", "written", "state", "stated", "mention",
+        "mentioned", "specified", "inform", "notify", "notification", "announce", "announced", "publish",
+        "published",
     ]
 )
 
-# English words of a question that name nothing a document answers (auxiliaries, pronouns,
-# fillers, negation particles: a negated question is handled by its shape, question.py).
+# English words of a question that name nothing a document answers: auxiliaries, pronouns, fillers,
+# negation particles (a negated question is handled by its shape, question.py), and words whose
+# Persian equivalents are stopwords of the Persian analysis («مدت», «تعداد», «شامل», «لازم»), so
+# that no document term could stand for them.
 ENGLISH_NOISE = (
     "have has had having be been being am they them we our ours us you your yours he she his her hers "
     "him i my mine me myself yourself ourselves themselves itself some all every each other another than "
     "so such only very too really still yet even ever already not no nor don doesn didn isn aren wasn "
     "weren won wouldn couldn shouldn cannot ok okay yes dear sir madam exactly actually currently "
     "now today anyone anybody someone somebody everyone everybody something anything thing things "
-    "happen happens happened apply applies applied kind sort type types way ways "
-    "possible possibly true false let make makes made keep go goes going come comes "
-    "mean means meant say says said find look looking matter matters whom whose"
+    "happen happens happened kind sort type types way ways possible possibly true false let make makes "
+    "made keep go goes going come comes mean means meant say says said find look looking matter matters "
+    "whom whose himself herself themselves yourselves after before during until since while get gets got "
+    "getting long arise arises arising resulting time times duration number include included includes "
+    "determine determined set full complete cases needed"
 )

@@ -335,6 +335,9 @@ def _english_spans(text: str) -> list[EnglishSpan]:
             words = flat[position : position + size]
             entry = glossary_entry(words)
             if entry is not None and not (size == 1 and words[0] in stop):
+                if not entry.phrases:  # its Persian words are all stopwords: nothing can stand for it
+                    position += size
+                    break
                 english = frozenset(stem(word) for word in words if word not in stop) or frozenset(map(stem, words))
                 alternatives = (english, *(_stems(phrase) for phrase in entry.phrases))
                 found.append(EnglishSpan(" ".join(words), alternatives, entry.phrases, entry.generic, entry.light))

@@ -79,7 +79,7 @@ _MEASURE_MODIFIER = re.compile(r"^(?:حداقل|حداکثر|کمترین|بیش
 # "How much" and "in what period / to what extent" ask for a figure as well.
 _COUNT_OR_DATE_EXTRA = re.compile(
     r"(?<!\w)(?:(?:چه|کدام|کدوم)\s+(?:مدت|میزان|مقدار|مبلغ|درصد|نسبت|زمان|تاریخ|سن)|چقدر|چقد|چه قدر)|"
-    r"\bhow much\b|\bwhat (?:percentage|amount|share|rate)\b"
+    r"\bhow (?:much|long|soon|old)\b|\bwhat (?:percentage|amount|share|rate)\b"
 )
 _SUBJECT_WORDS = 3
 _MAX_DEFINED_WORDS = 3

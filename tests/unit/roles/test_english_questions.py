@@ -1,0 +1,202 @@
+"""English questions against Persian evidence through the local provider: the glossary (glossary.py),
+its lookup (lexical.py), the scope, and answers on real statute excerpts (tests/data/statutes) that are
+not the sample corpus. An answer must quote the sentence that holds the fact, framed in English; a
+question the excerpt does not answer must be abstained from."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from insurance_agent.glossary import GENERIC_NOTIONS, GLOSSARY, LIGHT_NOTIONS
+from insurance_agent.lexical import VERB_WEIGHT, _stems, glossary_entry, noise_terms, query_concepts, terms_of
+from insurance_agent.models.chunks import RetrievedChunk
+from insurance_agent.models.roles import ContextualizeRequest, GenerateRequest, GradeRequest, Intent, VerifyRequest
+from insurance_agent.retrieval.chunking import chunk_document
+from insurance_agent.retrieval.documents import load_document
+from insurance_agent.retrieval.topics import scope_from_payloads
+from insurance_agent.roles.local.contextualize import LocalContextualizer
+from insurance_agent.roles.local.generate import LocalGenerator
+from insurance_agent.roles.local.grade import LocalGrader
+from insurance_agent.roles.local.verify import LocalVerifier
+
+STATUTES = Path(__file__).resolve().parents[2] / "data" / "statutes"
+# Renderings that name a field of the account node's policy records, which are written in English.
+ACCOUNT_FIELDS = {"end date", "start date", "status"}
+
+
+# -- the glossary ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("english", sorted(GLOSSARY))
+def test_every_rendering_is_persian_and_yields_stems(english):
+    """A rendering whose words the stemmer drops (a stopword, a question word) could never be covered."""
+    for phrase in GLOSSARY[english]:
+        if phrase in ACCOUNT_FIELDS:
+            continue
+        assert not phrase.isascii(), (english, phrase)
+        stems = _stems(phrase)
+        assert stems, (english, phrase)
+        assert not stems & noise_terms(), (english, phrase)
+
+
+def test_generic_and_light_terms_are_glossary_terms():
+    english = {word for word in GENERIC_NOTIONS if word.isascii()}
+    assert not english - set(GLOSSARY)
+    assert not set(LIGHT_NOTIONS) - set(GLOSSARY)
+
+
+@pytest.mark.parametrize("term", sorted(word for word in GENERIC_NOTIONS | LIGHT_NOTIONS if word.isascii()))
+def test_generic_and_light_terms_are_never_key(term):
+    label = " ".join(re.split(r"[-' ]", term))  # "by-law" is read as "by law"
+    concepts = [c for c in query_concepts(f"{term} something") if c.label == label]
+    assert concepts, term
+    assert not any(c.key for c in concepts)
+    if term in LIGHT_NOTIONS:
+        assert all(c.weight == VERB_WEIGHT for c in concepts)
+
+
+def test_a_word_is_looked_up_as_written_before_its_stem():
+    # "insurer" and "insurance" share the stem "insur" but not their renderings
+    insurer = glossary_entry(["insurers"])
+    insurance = glossary_entry(["insurance"])
+    assert insurer is not None and "بیمه گر" in insurer.phrases
+    assert insurance is not None and "بیمه گر" not in insurance.phrases
+    # an inflection the entry does not list falls back to the stem
+    assert "تمدید" in glossary_entry(["renewing"]).phrases
+
+
+def test_specific_notions_are_key_and_unknown_words_stay_english():
+    concepts = {c.label: c for c in query_concepts("Does the fund have to pay tax on its zorbification?")}
+    assert concepts["tax"].key and concepts["tax"].covered_by(frozenset(terms_of("مالیات")))
+    assert not concepts["have to"].key and concepts["have to"].weight == VERB_WEIGHT
+    unknown = concepts["zorbification"]
+    assert len(unknown.alternatives) == 1 and unknown.stems <= {"zorbif"}
+    assert not {"does", "the", "its", "on"} & set(concepts)
+
+
+def test_an_english_question_searches_with_persian_renderings():
+    query = LocalContextualizer()(ContextualizeRequest(message="Is the fund's income exempt from tax?")).standalone_query
+    assert query.startswith("Is the fund's income exempt from tax?")
+    for rendering in ("صندوق", "درآمد", "معاف", "مالیات"):
+        assert rendering in query
+
+
+def test_an_english_question_is_in_the_scope_of_a_persian_corpus():
+    scope = scope_from_payloads(
+        [{"title": "اساسنامه", "text": "درآمدهای صندوق از پرداخت مالیات معاف است و بیمه‌گر مکلف است خسارت را بپردازد."}]
+    )
+    assert scope.covers("Is the fund's income exempt from tax?")
+    assert not scope.covers("Which football team won the league yesterday?")
+
+
+# -- answers on real statute excerpts -------------------------------------------------------------
+
+
+def _chunks(name: str) -> list[RetrievedChunk]:
+    document = load_document(STATUTES / name)
+    return [
+        RetrievedChunk(**chunk.model_dump(), score=0.03 - i * 0.001)
+        for i, chunk in enumerate(chunk_document(document, "t-en"))
+    ]
+
+
+@pytest.fixture(scope="module")
+def claims_bylaw() -> list[RetrievedChunk]:
+    return _chunks("claims-bylaw-excerpt.md")
+
+
+@pytest.fixture(scope="module")
+def insurance_act() -> list[RetrievedChunk]:
+    return _chunks("insurance-act-excerpt.md")
+
+
+def ask(chunks, question):
+    grade = LocalGrader()(GradeRequest(query=question, chunks=chunks))
+    draft = LocalGenerator()(
+        GenerateRequest(route=Intent.KNOWLEDGE, message=question, query=question, chunks=chunks, language="en")
+    )
+    verdict = LocalVerifier()(
+        VerifyRequest(answer=draft.answer, claims=draft.claims, chunks=chunks, min_support=1.0, question=question)
+    )
+    return grade, draft, verdict
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence"),
+    [
+        (
+            "Within how many weeks must the traffic police answer the insurer's inquiries about a driving licence?",
+            "راهنمایی و رانندگی موظف است استعلام‌های مربوط به گواهینامه رانندگی از سوی بیمه‌گر مربوط را ظرف دو هفته پاسخ دهد.",
+        ),
+        (
+            "Does the payment of my claim depend on the traffic police answering the insurer?",
+            "در هر صورت پرداخت خسارت به زیان‌دیده موکول به پاسخ راهنمایی و رانندگی نیست.",
+        ),
+        (
+            "Can the driver who caused the accident file the property damage claim himself?",
+            "راننده مسبب حادثه می‌تواند با ارایه مدارک موضوع این ماده",
+        ),
+        ("What documents do I need to claim property damage from the insurer?", "پ ـ مدرک شناسایی راننده مسبب حادثه."),
+    ],
+)
+def test_english_questions_on_the_claims_bylaw_quote_the_sentence_that_answers(claims_bylaw, question, sentence):
+    grade, draft, verdict = ask(claims_bylaw, question)
+    assert grade.verdict.value == "sufficient", grade
+    assert draft.answered, draft
+    assert sentence in draft.answer
+    assert draft.answer.startswith("According to «") and "(quoted from the Persian source): «" in draft.answer
+    assert verdict.grounded, verdict
+
+
+def test_a_documents_question_is_answered_by_the_documents_list_not_by_the_conditions_list(claims_bylaw):
+    _, draft, _ = ask(claims_bylaw, "Which documents are required for a property damage claim?")
+    assert draft.answered, draft
+    assert "مدارک زیر" in draft.answer and "مدرک شناسایی راننده مسبب حادثه" in draft.answer
+    assert "شرایط زیر" not in draft.answer
+
+
+def test_an_english_question_on_the_insurance_act_gets_the_figure(insurance_act):
+    grade, draft, verdict = ask(insurance_act, "How long is the limitation period for lawsuits arising from an insurance contract?")
+    assert draft.answered, (grade, draft)
+    assert "مدت مرور زمان دعاوی ناشیه از بیمه دو سال است" in draft.answer
+    assert verdict.grounded, verdict
+
+
+@pytest.mark.parametrize(
+    ("excerpt", "question"),
+    [
+        # a line of insurance the excerpt never mentions
+        ("claims-bylaw-excerpt.md", "Does the insurer pay for earthquake damage to my house?"),
+        # the excerpt speaks of property damage and two weeks, never of bodily-injury payment days
+        ("claims-bylaw-excerpt.md", "How many days does the insurer have to pay bodily injury claims?"),
+        ("claims-bylaw-excerpt.md", "What is the deadline for reporting a car accident to the insurer?"),
+        # the act's notice period (article 15) is not in the excerpt; its two-year limitation is no answer
+        ("insurance-act-excerpt.md", "How many days does the policyholder have to report an accident to the insurer?"),
+        ("insurance-act-excerpt.md", "Can the insurer cancel the policy if I pay the premium late?"),
+    ],
+)
+def test_english_questions_the_excerpt_does_not_answer_are_not_answered(excerpt, question):
+    _, draft, _ = ask(_chunks(excerpt), question)
+    assert not draft.answered, draft.answer
+
+
+def test_every_specific_notion_of_an_english_question_must_be_in_the_quote(chunk_factory):
+    """A sentence naming the premium and the insurer's duty, but not the tax asked about, is another
+    question's answer: with the tax named only elsewhere, nothing is quoted."""
+    chunks = [
+        chunk_factory(
+            "r-1",
+            "f-rules",
+            "مقررات صدور بیمه‌نامه",
+            "بیمه‌گر موظف است حق بیمه را پیش از صدور بیمه‌نامه به متقاضی اعلام کند. "
+            "مالیات بر ارزش افزوده طبق قوانین مربوط محاسبه می‌شود.",
+            0.03,
+        )
+    ]
+    question = "Does the insurer have to tell the customer the tax on the premium?"
+    concepts = {c.label: c for c in query_concepts(question)}
+    assert concepts["tax"].key and concepts["premium"].key
+    _, draft, _ = ask(chunks, question)
+    assert not draft.answered or "مالیات" in draft.answer, draft.answer
