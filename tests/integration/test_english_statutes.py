@@ -1,0 +1,41 @@
+"""English questions on real Persian statute excerpts (tests/data/statutes) through the whole graph on
+the local stack: in scope though the corpus is Persian, answered with the Persian sentence that holds
+the fact framed in English, and handed off when the excerpt does not say."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.stack
+TENANT = "probe-statutes"
+STATUTES = Path(__file__).resolve().parents[1] / "data" / "statutes"
+
+
+@pytest.fixture(scope="module")
+def statutes(stack):
+    from insurance_agent.retrieval.ingest import ingest_directory
+
+    report = ingest_directory(STATUTES, TENANT, reset=True)
+    assert report.files == len(list(STATUTES.glob("*.md")))
+    return report
+
+
+def test_an_english_question_without_an_insurance_word_is_answered_from_the_persian_bylaw(statutes, conversation):
+    reply = conversation(tenant=TENANT).say(
+        "Within how many weeks must the traffic police answer inquiries about driving licences?"
+    )
+    assert reply["status"] == "answer", reply
+    assert reply["language"] == "en"
+    assert "claims-bylaw-excerpt" in {c["file_id"] for c in reply["citations"]}
+    assert reply["message"].startswith("According to «")
+    assert "(quoted from the Persian source)" in reply["message"]
+    assert "ظرف دو هفته پاسخ دهد" in reply["message"]
+
+
+def test_an_english_question_the_excerpts_do_not_answer_is_handed_off(statutes, conversation):
+    reply = conversation(tenant=TENANT).say("Does my insurer pay for earthquake damage to my house?")
+    assert reply["status"] == "escalate", reply
+    assert reply["language"] == "en"
+    assert not reply.get("citations")
