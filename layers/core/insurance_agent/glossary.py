@@ -91,10 +91,11 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "seller": ("فروشنده",),
     "vendor": ("فروشنده", "عرضه کننده"),
     "consumer": ("مصرف کننده",),
-    "manufacturer": ("تولید کننده", "خودروساز", "سازنده"),
+    # the car consumer law's «عرضه‌کننده» is the manufacturer or importer that supplies the car
+    "manufacturer": ("تولید کننده", "خودروساز", "سازنده", "عرضه کننده"),
     "producer": ("تولید کننده", "سازنده"),
-    "carmaker": ("خودروساز", "تولید کننده"),
-    "automaker": ("خودروساز", "تولید کننده"),
+    "carmaker": ("خودروساز", "تولید کننده", "عرضه کننده"),
+    "automaker": ("خودروساز", "تولید کننده", "عرضه کننده"),
     "importer": ("وارد کننده",),
     "supplier": ("عرضه کننده",),
     "dealer": ("نمایندگی", "عرضه کننده"),
@@ -461,8 +462,8 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "hit and run": ("فرار", "متواری"),
     "fled": ("فرار", "متواری"),
     "escaped": ("فرار", "متواری"),
-    "unknown": ("ناشناس", "شناسایی نشده", "نامعلوم"),
-    "unidentified": ("ناشناس", "شناسایی نشده"),
+    "unknown": ("ناشناس", "شناسایی", "نامعلوم"),
+    "unidentified": ("ناشناس", "شناسایی", "نامعلوم"),
     "uninsured": ("فاقد بیمه نامه", "بدون بیمه نامه", "فاقد بیمه"),
     "unlicensed": ("فاقد گواهینامه", "بدون گواهینامه"),
     "driving licence": ("گواهینامه", "گواهینامه رانندگی"),
@@ -477,8 +478,8 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "personal injury": ("خسارت بدنی", "صدمات بدنی", "بدنی"),
     "physical injury": ("خسارت بدنی", "صدمات بدنی", "بدنی"),
     "bodily": ("بدنی", "جانی"),
-    "injury": ("صدمه", "صدمات", "جرح", "آسیب", "مصدومیت"),
-    "injuries": ("صدمات", "صدمه", "جرح", "آسیب"),
+    "injury": ("صدمه", "صدمات", "جرح", "آسیب", "مصدومیت", "خسارت بدنی", "بدنی", "جانی"),
+    "injuries": ("صدمات", "صدمه", "جرح", "آسیب", "خسارت بدنی", "بدنی", "جانی"),
     "harm": ("صدمه", "آسیب", "زیان"),
     "wound": ("جرح", "جراحت"),
     "wounded": ("مجروح", "جرح", "مصدوم"),
@@ -958,6 +959,36 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "suspension": ("تعلیق",),
     "stop": ("توقف",),
     "free of charge": ("رایگان",),
+    "without": ("فاقد", "نداشتن"),
+    "higher": ("بیشتر", "افزایش"),
+    "more": ("بیشتر", "افزایش"),
+    "increase in": ("افزایش",),
+    "lower": ("کمتر", "کاهش"),
+    "less": ("کمتر", "کاهش"),
+    "immediately": ("فورا", "بلافاصله"),
+    "first": ("اول",),
+    "second": ("دوم",),
+    "member": ("عضو", "اعضا"),
+    "members": ("اعضا", "عضو"),
+    "head": ("رئیس", "ریاست"),
+    "chairman": ("رئیس", "ریاست"),
+    "president": ("رئیس", "ریاست"),
+    "appoint": ("انتصاب", "منصوب", "نصب"),
+    "appointed": ("انتصاب", "منصوب", "نصب"),
+    "appoints": ("انتصاب", "منصوب", "نصب"),
+    "elect": ("انتخاب",),
+    "elected": ("انتخاب",),
+    "choose": ("انتخاب",),
+    "meeting": ("جلسه", "جلسات"),
+    "vote": ("رای",),
+    "deposit": ("ودیعه", "سپرده"),
+    "abroad": ("خارج از کشور", "خارج"),
+    "country": ("کشور",),
+    "revoke": ("لغو", "ابطال"),
+    "revoked": ("لغو", "ابطال"),
+    "close down": ("تعطیل",),
+    "closed": ("تعطیل",),
+    "daily": ("روزانه",),
 }
 
 # Glossary terms too generic to require verbatim evidence (see lexical.Concept.key), and everyday
@@ -967,13 +998,14 @@ GENERIC_NOTIONS = frozenset(
     "insurance insure insured policy policies cover covered coverage claim damage loss compensation compensate "
     "price cost costs fee fees pay paid paying payment amount money sum year years month months day days "
     "week weeks hour hours period date paperwork evidence value add added adding conditions condition "
-    "requirements calculate calculated calculation report submit submitted provide present rate limit maximum "
+    "requirements calculate calculated calculation report submit submitted rate limit maximum "
     "minimum contract agreement family home house building treatment visit expire expires expiry end start "
     "active valid status insurer iran iranian person people individual customer client company companies firm "
     "corporation organization organisation institution institute law laws act statute legal bylaw bylaws "
     "by-law regulation regulations rule rules article clause paragraph case file information data system "
     "service services new previous prior total partial increase increased decrease reduce reduced reduction "
     "right rights public private national financial property expense expenses give return issue issued issuing "
+    "higher more lower less first second country "
     "قیمت هزینه پول خونه خانه تمام تموم انقضا منقضی اعتبار فعال فعاله".split()
     + [
         "insurance company", "insurance companies", "insurance policy", "insured person", "at least",
@@ -988,7 +1020,7 @@ LIGHT_NOTIONS = frozenset(
         "required", "required to", "require", "necessary", "allowed", "permitted", "permission", "may", "enough",
         "sufficient", "show", "display", "displayed", "visible", "give", "use", "using", "within", "go to",
         "apply", "receive", "received", "obtain", "request", "review", "written", "state", "stated", "mention",
-        "mentioned", "specified", "inform", "notify", "notification", "announce", "announced", "publish",
+        "mentioned", "specified", "without", "immediately", "provide", "present", "inform", "notify", "notification", "announce", "announced", "publish",
         "published",
     ]
 )
@@ -1007,5 +1039,6 @@ ENGLISH_NOISE = (
     "made keep go goes going come comes mean means meant say says said find look looking matter matters "
     "whom whose himself herself themselves yourselves after before during until since while get gets got "
     "getting long arise arises arising resulting time times duration number include included includes "
-    "determine determined set full complete cases needed"
+    "determine determined set full complete cases needed per both either neither certain specific particular "
+    "due regarding concerning related relating involved whole instead automatically later"
 )

@@ -53,6 +53,9 @@ _BECAUSE = re.compile(
     r"برای اینکه|تا |هدف|\bbecause\b|\bdue to\b|\bsince\b|\bso that\b|\bin order to\b|\breason\b|\bcaused?\b"
 )
 _NEGATION_EN = re.compile(r"\b(?:not|never|no|without|excluded?|exclusions?|except)\b|n't\b")
+# A question that asks what is not so. "No" and "without" in a question state a condition ("a year
+# without a claim", "a car with no insurance"), as «بدون» does in a Persian one: no negated answer.
+_NEGATED_QUESTION_EN = re.compile(r"\b(?:not|never|excluded?|exclusions?|except)\b|n't\b")
 # Markers of a sentence that negates or excludes: "بدون", «فاقد», «استثنا», «غیر» ...
 _NEGATION_MARKERS = re.compile(r"(?<!\w)(?:بدون|فاقد|مگر|جز|به جز|غیر|استثنا\w*|مستثنی)(?!\w)")
 _DEFINITION_FA = re.compile(
@@ -125,7 +128,7 @@ def question_shape(query: str, concepts: list[Concept], evidence_words: frozense
     return QuestionShape(
         needs_number=bool(_COUNT_OR_DATE.search(normalized) or _COUNT_OR_DATE_EXTRA.search(normalized)),
         needs_reason=bool(_WHY.search(normalized)),
-        negated=is_negated(query, evidence_words),
+        negated=bool(negated_words(query, evidence_words)) or bool(_NEGATED_QUESTION_EN.search(normalized)),
         negations=negated_words(query, evidence_words),
         defines=defines,
     )
