@@ -79,8 +79,10 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "injured party": ("زیان دیده", "مصدوم"),
     "injured person": ("زیان دیده", "مصدوم"),
     "victim": ("زیان دیده", "مصدوم", "آسیب دیده"),
-    "heir": ("وراث", "ورثه"),
-    "heirs": ("وراث", "ورثه"),
+    # a deceased victim's heirs claim as his «قائم‌مقام قانونی» in the claims bylaws
+    "heir": ("وراث", "ورثه", "قائم مقام قانونی"),
+    "heirs": ("وراث", "ورثه", "قائم مقام قانونی"),
+    "inheritance": ("وراثت", "ارث"),
     "inheritor": ("وراث", "ورثه"),
     "legal heirs": ("وراث قانونی", "ورثه"),
     "owner": ("مالک", "دارنده"),
@@ -235,7 +237,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "private": ("خصوصی",),
     "public sector": ("بخش دولتی", "دولتی"),
     "state-owned": ("دولتی",),
-    "public": ("عمومی", "همگانی"),
+    "public": ("عمومی",),
     # -- companies and their regulation ----------------------------------------------------------
     "share": ("سهام",),
     "shares": ("سهام",),
@@ -526,8 +528,8 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "towed": ("پارکینگ", "توقیف"),
     "release": ("رفع توقیف", "ترخیص", "آزادسازی"),
     "released": ("رفع توقیف", "ترخیص"),
-    "parking": ("پارکینگ", "توقف"),
-    "car park": ("پارکینگ",),
+    "parking": ("پارکینگ", "توقفگاه", "توقف"),
+    "car park": ("پارکینگ", "توقفگاه"),
     "drunk": ("مستی", "مشروبات الکلی"),
     "alcohol": ("مستی", "مشروبات الکلی"),
     "drunk driving": ("مستی", "مشروبات الکلی"),
@@ -619,8 +621,8 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "treatment": ("درمان",),
     "health insurance": ("بیمه درمان", "بیمه خدمات درمانی", "بیمه درمانی"),
     "medical insurance": ("بیمه درمان", "بیمه خدمات درمانی", "بیمه درمانی"),
-    "public health insurance": ("بیمه همگانی خدمات درمانی", "بیمه خدمات درمانی", "همگانی"),
-    "universal health insurance": ("بیمه همگانی خدمات درمانی", "بیمه خدمات درمانی", "همگانی"),
+    "public health insurance": ("بیمه همگانی خدمات درمانی", "بیمه خدمات درمانی"),
+    "universal health insurance": ("بیمه همگانی خدمات درمانی", "بیمه خدمات درمانی"),
     "universal": ("همگانی",),
     "health services": ("خدمات درمانی", "خدمات بهداشتی درمانی"),
     "medical services": ("خدمات درمانی", "خدمات پزشکی"),
@@ -693,9 +695,9 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "issued": ("صدور", "صادر"),
     "issuance": ("صدور",),
     "issuing": ("صدور", "صادر"),
-    "renewal": ("تمدید",),
-    "renew": ("تمدید",),
-    "renewed": ("تمدید",),
+    "renewal": ("تمدید", "تجدید"),
+    "renew": ("تمدید", "تجدید"),
+    "renewed": ("تمدید", "تجدید"),
     "extend": ("تمدید",),
     "extension": ("تمدید",),
     "cancel": ("فسخ", "لغو", "ابطال"),
@@ -965,6 +967,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "increase in": ("افزایش",),
     "lower": ("کمتر", "کاهش"),
     "less": ("کمتر", "کاهش"),
+    "below": ("کمتر",),
     "immediately": ("فورا", "بلافاصله"),
     "first": ("اول",),
     "second": ("دوم",),
@@ -1005,7 +1008,7 @@ GENERIC_NOTIONS = frozenset(
     "by-law regulation regulations rule rules article clause paragraph case file information data system "
     "service services new previous prior total partial increase increased decrease reduce reduced reduction "
     "right rights public private national financial property expense expenses give return issue issued issuing "
-    "higher more lower less first second country "
+    "higher more lower less below first second country universal "
     "قیمت هزینه پول خونه خانه تمام تموم انقضا منقضی اعتبار فعال فعاله".split()
     + [
         "insurance company", "insurance companies", "insurance policy", "insured person", "at least",

@@ -470,7 +470,9 @@ def ground_concepts(concepts: Sequence[Concept], documents: Sequence[frozenset[s
     vocabulary = frozenset().union(*documents) if documents else frozenset()
     grounded = []
     for concept in concepts:
-        if any(concept.covered_by(terms) for terms in documents):
+        if any(concept.covered_by(terms) for terms in documents) or concept.label.isascii():
+            # An English term's renderings are the documents' written forms already: a word one
+            # letter from one of them is another word («مجاز», allowed, for «مجازات», penalty).
             grounded.append(concept)
             continue
         extra: list[frozenset[str]] = []

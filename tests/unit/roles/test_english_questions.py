@@ -200,3 +200,29 @@ def test_every_specific_notion_of_an_english_question_must_be_in_the_quote(chunk
     assert concepts["tax"].key and concepts["premium"].key
     _, draft, _ = ask(chunks, question)
     assert not draft.answered or "مالیات" in draft.answer, draft.answer
+
+
+def test_english_terms_are_not_respelled_into_neighbouring_persian_words():
+    """«مجاز» (allowed) is one prefix away from «مجازات» (penalty): an English term's renderings are
+    the documents' written forms and are matched as they are."""
+    from insurance_agent.lexical import ground_concepts
+
+    evidence = [frozenset(terms_of("بیمه‌گر مجاز است قرارداد را فسخ کند."))]
+    penalty = next(c for c in ground_concepts(query_concepts("Is there a penalty?"), evidence) if c.label == "penalty")
+    assert not penalty.covered_by(evidence[0])
+
+
+@pytest.mark.parametrize(
+    ("question", "negated"),
+    [
+        ("How much is the no-claims discount for each year without a claim?", False),
+        ("Who pays if the car that hit me had no insurance?", False),
+        ("What does the policy not cover?", True),
+        ("Which damages are excluded?", True),
+        ("Why doesn't the fund pay?", True),
+    ],
+)
+def test_no_and_without_state_a_condition_not_a_negated_question(question, negated):
+    from insurance_agent.roles.local.question import question_shape
+
+    assert question_shape(question, query_concepts(question), frozenset()).negated is negated
