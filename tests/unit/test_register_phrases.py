@@ -32,3 +32,24 @@ def test_everyday_words_match_the_bylaws_words():
     assert truck.covered_by(text_terms("وسایل نقلیه باربری"))
     insurer = concept("حداقل سهامداران یک شرکت بیمه", "شرکت بیمه")
     assert insurer.covered_by(text_terms("سهامداران یک مؤسسه بیمه ایرانی"))
+
+
+def test_a_conjunction_opening_a_condition_is_not_asked_about():
+    labels = [c.label for c in query_concepts("چنانچه خسارت بیش از سقف تعهدات باشد، صندوق چه باید بکند؟")]
+    assert "چنانچه" not in labels and "خسارت" in labels
+
+
+def test_a_stated_cause_is_neither_a_why_question_nor_a_negated_one():
+    from insurance_agent.roles.local.question import question_shape
+
+    def shape(question):
+        return question_shape(question, query_concepts(question), frozenset())
+
+    stated = shape("رفع توقیف خودرویی که به علت نداشتن بیمه‌نامه توقیف شده، منوط به چیست؟")
+    assert not stated.needs_reason and not stated.negated
+    assert shape("چرا خسارت من پرداخت نشد؟").needs_reason
+    assert shape("به چه دلیل خسارت پرداخت نشد؟").needs_reason
+    assert shape("کدام خسارت‌ها پرداخت نمی‌شود؟").negated
+    # «منوط به …؟» is answered by «مستلزم …»
+    depends = next(c for c in query_concepts("رفع توقیف منوط به چیست؟") if c.label == "منوط")
+    assert depends.covered_by(text_terms("رفع هرگونه توقیف مستلزم احراز دارا بودن بیمه نامه است"))
