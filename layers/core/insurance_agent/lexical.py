@@ -47,14 +47,49 @@ REGISTER: dict[str, tuple[str, ...]] = {
     "طلب": ("مطالبات",),
     "طلبکار": ("بستانکار", "مطالبات"),
     "کارمند": ("کارکنان", "مستخدم"),
-    "شرکت بیمه": ("بیمه گر",),
-    "بچه": ("فرزند", "اولاد"),
-    "زن": ("همسر",),
+    "شرکت بیمه": ("بیمه گر", "مؤسسه بیمه"),
+    "بچه": ("فرزند", "اولاد", "خانواده"),
+    "زن": ("همسر", "خانواده"),
     "خانم": ("همسر",),
     "شوهر": ("همسر",),
     "تصادف": ("حادثه",),
     "دزدی": ("سرقت",),
     "خونه": ("منزل", "منازل", "ساختمان"),
+    # motor claims: the parties and the kinds of loss as bylaws name them
+    "مقصر": ("مسبب",),
+    "جانی": ("بدنی",),
+    "خسارت دیده": ("زیان دیده",),
+    "طرف مقابل": ("زیان دیده", "شخص ثالث"),
+    "اتوبوس": ("حمل مسافر", "وسیله نقلیه عمومی"),
+    "مینی بوس": ("حمل مسافر", "وسیله نقلیه عمومی"),
+    "تاکسی": ("حمل مسافر", "وسیله نقلیه عمومی"),
+    "مسافربری": ("حمل مسافر",),
+    "مسافرکش": ("حمل مسافر",),
+    "کامیون": ("باربری", "حمل بار"),
+    "تریلی": ("باربری", "حمل بار"),
+    "پلیس": ("راهنمایی و رانندگی", "نیروی انتظامی"),
+    "راهور": ("راهنمایی و رانندگی",),
+    "جریمه": ("مجازات", "جزای نقدی"),
+    "دیرکرد": ("تأخیر",),
+    # dependants: «زن و بچه‌م» are the insured's family in a health law
+    "عائله": ("خانواده", "افراد تحت تکفل"),
+    # prices and amounts going up or down
+    "گران": ("افزایش",),
+    "گرون": ("افزایش",),
+    "ارزان": ("کاهش",),
+    "ارزون": ("کاهش",),
+    "افت": ("کسر", "کاهش"),
+    # insurers as companies
+    "شرکت": ("مؤسسه",),
+    "سهامدار": ("صاحبان سهام", "سهام"),
+    "ورشکست": ("ورشکستگی", "انحلال"),
+    "ورشکسته": ("ورشکستگی", "انحلال"),
+    "دادگاه": ("مراجع قضایی", "محاکم"),
+    # everyday words for order, time and the others
+    "اول": ("نخست", "مقدم", "اولویت"),
+    "بقیه": ("سایر",),
+    "موقع": ("هنگام", "زمان"),
+    "نفر": ("شخص", "اشخاص"),
 }
 
 # Colloquial or alternative Persian words -> the words the documents use.
@@ -93,6 +128,11 @@ PERSIAN_SYNONYMS: dict[str, tuple[str, ...]] = {
     "معروف": ("مشهور",),
     "علت": ("دلیل", "سبب"),
     "دلیل": ("علت", "سبب"),
+    # what something depends on: «منوط به چیست؟» is answered by «مستلزم …», «موکول به …»
+    "منوط": ("مستلزم", "موکول", "مشروط"),
+    "مشروط": ("منوط", "مستلزم", "موکول"),
+    # statutes say «وسیله نقلیه» where policies and people say «خودرو»
+    "خودرو": ("وسیله نقلیه",),
 }
 
 # Words that name a line of insurance or a product.
@@ -121,7 +161,9 @@ _NOISE_WORDS = (
     "کجاست کجای کجایی کجان چجوری چجوریه جوری چطوریه کیه کیا کیست کیستند چندمین چندم چندمی راجب راجع درباره "
     "نام اسم اسمش اسمشون ببرید بنویسید بفرمایید بگین ان اند هستن بودن name named called "
     "نیست نیستش نیستن نیستند کنی بکنی نکنی باشی نباشی دهی بدهی شوی بشوی "
-    "اومد اومده میاد میان شه بشه تونه میتونه بتونه کنن چه‌صورت صورت"
+    "اومد اومده میاد میان شه بشه تونه میتونه بتونه کنن چه‌صورت صورت "
+    # conjunctions that open a condition («چنانچه خسارت … باشد»): the condition's words count, not them
+    "چنانچه هرگاه درصورتیکه درصورتی‌که"
 )
 
 
@@ -278,7 +320,7 @@ def _synonym_index() -> dict[str, tuple[frozenset[str], ...]]:
     index: dict[str, tuple[frozenset[str], ...]] = {}
     for word, alternatives in PERSIAN_SYNONYMS.items():
         keys = _stems(word)
-        if len(keys) != 1:
+        if len(keys) != 1 or len(normalize(word).split()) != 1:
             continue  # a phrase («شرکت بیمه») is expanded whole by register_expansion, never per word
         for key in keys:
             index[key] = tuple(stems for stems in (_stems(phrase) for phrase in alternatives) if stems)
@@ -377,6 +419,9 @@ def query_concepts(query: str) -> list[Concept]:
         concepts.append(concept)
         seen_stems |= concept.stems
     synonyms = _synonym_index()
+    for label, alternatives, words in _persian_phrase_spans(query):
+        concepts.append(Concept(label, alternatives, key=True))
+        seen_stems |= words
     for token in tokens(formalize(query)):
         if token.isascii():
             continue  # Latin words were handled above, numbers are handled below
@@ -439,6 +484,35 @@ def broaden(query: str) -> str:
 def is_new_query(candidate: str, previous: str) -> bool:
     """Whether searching `candidate` can find anything `previous` could not: it has a term `previous` lacks."""
     return bool(text_terms(candidate) - text_terms(previous))
+
+
+@lru_cache(maxsize=1)
+def _persian_phrases() -> tuple[tuple[str, tuple[frozenset[str], ...]], ...]:
+    """Multi-word everyday phrases of PERSIAN_SYNONYMS («طرف مقابل», «خسارت دیده») with their
+    renderings, longest first. The phrase's own words are an alternative only when none of them is a
+    stopword: «طرف مقابل» without «مقابل» would be any «طرف»."""
+    found = []
+    for phrase, renderings in PERSIAN_SYNONYMS.items():
+        words = normalize(phrase).split()
+        if len(words) < 2:
+            continue
+        own = _stems(phrase)
+        alternatives = tuple(stems for stems in (_stems(r) for r in renderings) if stems)
+        if len(own) == len(words):
+            alternatives = (own, *alternatives)
+        found.append((" ".join(words), alternatives))
+    return tuple(sorted(found, key=lambda item: -len(item[0])))
+
+
+def _persian_phrase_spans(query: str) -> list[tuple[str, tuple[frozenset[str], ...], frozenset[str]]]:
+    """The multi-word everyday phrases in `query`: (phrase, its alternatives, the stems it consumes)."""
+    text = f" {' '.join(tokens(formalize(query)))} "
+    spans = []
+    for phrase, alternatives in _persian_phrases():
+        if f" {phrase} " in text:
+            text = text.replace(f" {phrase} ", " ")
+            spans.append((phrase, alternatives, _stems(phrase)))
+    return spans
 
 
 def text_terms(text: str) -> frozenset[str]:
