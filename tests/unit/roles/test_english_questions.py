@@ -29,16 +29,17 @@ ACCOUNT_FIELDS = {"end date", "start date", "status"}
 # -- the glossary ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("english", sorted(GLOSSARY))
-def test_every_rendering_is_persian_and_yields_stems(english):
+def test_every_rendering_is_persian_and_yields_stems():
     """A rendering whose words the stemmer drops (a stopword, a question word) could never be covered."""
-    for phrase in GLOSSARY[english]:
-        if phrase in ACCOUNT_FIELDS:
-            continue
-        assert not phrase.isascii(), (english, phrase)
-        stems = _stems(phrase)
-        assert stems, (english, phrase)
-        assert not stems & noise_terms(), (english, phrase)
+    bad = []
+    for english, phrases in GLOSSARY.items():
+        for phrase in phrases:
+            if phrase in ACCOUNT_FIELDS:
+                continue
+            stems = _stems(phrase)
+            if phrase.isascii() or not stems or stems & noise_terms():
+                bad.append((english, phrase))
+    assert not bad
 
 
 def test_generic_and_light_terms_are_glossary_terms():
@@ -47,14 +48,15 @@ def test_generic_and_light_terms_are_glossary_terms():
     assert not set(LIGHT_NOTIONS) - set(GLOSSARY)
 
 
-@pytest.mark.parametrize("term", sorted(word for word in GENERIC_NOTIONS | LIGHT_NOTIONS if word.isascii()))
-def test_generic_and_light_terms_are_never_key(term):
-    label = " ".join(re.split(r"[-' ]", term))  # "by-law" is read as "by law"
-    concepts = [c for c in query_concepts(f"{term} something") if c.label == label]
-    assert concepts, term
-    assert not any(c.key for c in concepts)
-    if term in LIGHT_NOTIONS:
-        assert all(c.weight == VERB_WEIGHT for c in concepts)
+def test_generic_and_light_terms_are_never_key():
+    bad = []
+    for term in sorted(word for word in GENERIC_NOTIONS | LIGHT_NOTIONS if word.isascii()):
+        label = " ".join(re.split(r"[-' ]", term))  # "by-law" is read as "by law"
+        concepts = [c for c in query_concepts(f"{term} something") if c.label == label]
+        light = term in LIGHT_NOTIONS
+        if not concepts or any(c.key or (light and c.weight != VERB_WEIGHT) for c in concepts):
+            bad.append(term)
+    assert not bad
 
 
 def test_a_word_is_looked_up_as_written_before_its_stem():
