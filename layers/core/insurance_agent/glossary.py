@@ -970,6 +970,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "lower": ("کمتر", "کاهش"),
     "less": ("کمتر", "کاهش"),
     "below": ("کمتر",),
+    "above": ("بیشتر", "مازاد"),
     "immediately": ("فورا", "بلافاصله"),
     "first": ("اول",),
     "second": ("دوم",),
@@ -1010,7 +1011,7 @@ GENERIC_NOTIONS = frozenset(
     "by-law regulation regulations rule rules article clause paragraph case file information data system "
     "service services new previous prior total partial increase increased decrease reduce reduced reduction "
     "right rights public private national financial property expense expenses give return issue issued issuing "
-    "higher more lower less below first second country universal "
+    "higher more lower less below above first second country universal "
     "قیمت هزینه پول خونه خانه تمام تموم انقضا منقضی اعتبار فعال فعاله".split()
     + [
         "insurance company", "insurance companies", "insurance policy", "insured person", "at least",
@@ -1033,7 +1034,8 @@ LIGHT_NOTIONS = frozenset(
 # English words of a question that name nothing a document answers: auxiliaries, pronouns, fillers,
 # negation particles (a negated question is handled by its shape, question.py), and words whose
 # Persian equivalents are stopwords of the Persian analysis («مدت», «تعداد», «شامل», «لازم»), so
-# that no document term could stand for them.
+# that no document term could stand for them. A verb that is the question's predicate ("who sets
+# the premium", «تعیین») is left unknown instead: then a sentence that does not say it is no answer.
 ENGLISH_NOISE = (
     "have has had having be been being am they them we our ours us you your yours he she his her hers "
     "him i my mine me myself yourself ourselves themselves itself some all every each other another than "
@@ -1044,6 +1046,6 @@ ENGLISH_NOISE = (
     "made keep go goes going come comes mean means meant say says said find look looking matter matters "
     "whom whose himself herself themselves yourselves after before during until since while get gets got "
     "getting long arise arises arising resulting time times duration number include included includes "
-    "determine determined set full complete cases needed per both either neither certain specific particular "
+    "full complete cases needed per both either neither certain specific particular "
     "due regarding concerning related relating involved whole instead automatically later"
 )

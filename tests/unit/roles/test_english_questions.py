@@ -177,6 +177,8 @@ def test_an_english_question_on_the_insurance_act_gets_the_figure(insurance_act)
         # the act's notice period (article 15) is not in the excerpt; its two-year limitation is no answer
         ("insurance-act-excerpt.md", "How many days does the policyholder have to report an accident to the insurer?"),
         ("insurance-act-excerpt.md", "Can the insurer cancel the policy if I pay the premium late?"),
+        # the act names the premium but says nothing of who sets it
+        ("insurance-act-excerpt.md", "Who sets the premium of an insurance policy?"),
     ],
 )
 def test_english_questions_the_excerpt_does_not_answer_are_not_answered(excerpt, question):
