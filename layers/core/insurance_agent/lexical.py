@@ -271,10 +271,47 @@ REGISTER: dict[str, tuple[str, ...]] = {
     "ورشکست": ("ورشکستگی", "انحلال"),
     "ورشکسته": ("ورشکستگی", "انحلال"),
     "دادگاه": ("مراجع قضایی", "محاکم"),
+    "بی بیمه": ("فاقد بیمه نامه",),
+    "پارکینگ": ("توقیف",),
+    "کروکی": ("گزارش کارشناس",),
+    "افسر": ("کارشناس راهنمایی و رانندگی", "مأمور"),
+    "خلافی": ("تخلف",),
+    "پلاک": ("شماره انتظامی",),
+    "مسافر": ("سرنشین",),
+    "فروختن": ("انتقال مالکیت", "فروش"),
+    "فروختم": ("انتقال مالکیت", "فروش"),
+    "خریدار": ("انتقال گیرنده", "خریدار"),
+    "فروشنده": ("انتقال دهنده", "فروشنده"),
+    "بی خسارتی": ("عدم خسارت",),
+    # deaths and heirs
+    "مرده": ("فوت", "متوفی"),
+    "فوتی": ("فوت",),
+    "بازمانده": ("ورثه", "وراث"),
+    "بازماندگان": ("ورثه", "وراث"),
+    "خون بها": ("دیه",),
+    # health care in everyday words
+    "دوا": ("دارو",),
+    "دندون": ("دندان",),
+    "مغازه دار": ("مشاغل آزاد", "کسبه"),
+    "کاسب": ("مشاغل آزاد", "کسبه"),
+    "آزادکار": ("مشاغل آزاد",),
+    # money back, refusals, cancellations
+    "پس دادن": ("استرداد", "بازپرداخت"),
+    "برگردوندن": ("استرداد",),
+    "کنسل": ("فسخ", "لغو"),
+    "کنسلی": ("فسخ", "لغو"),
+    "رد کردن": ("رد", "عدم پذیرش"),
+    # agents, licences and lawyers
+    "مجوز": ("پروانه",),
+    "کمیسیون": ("کارمزد",),
+    "پورسانت": ("کارمزد",),
+    "وکیل": ("نماینده قانونی", "وکیل"),
     # everyday words for order, time and the others
-    "اول": ("نخست", "مقدم", "اولویت"),
-    "بقیه": ("سایر",),
-    "موقع": ("هنگام", "زمان"),
+    "اول": ("مقدم", "اولویت"),
+    "موقع": ("زمان",),
+    # spoken verbs of a claim: «خسارت گرفتن» is «دریافت خسارت», «زده به ماشینم» an accident
+    "گرفتن": ("دریافت",),
+    "زده": ("حادثه", "تصادف"),
     "نفر": ("شخص", "اشخاص"),
 }
 
@@ -349,7 +386,9 @@ _NOISE_WORDS = (
     "نیست نیستش نیستن نیستند کنی بکنی نکنی باشی نباشی دهی بدهی شوی بشوی "
     "اومد اومده میاد میان شه بشه تونه میتونه بتونه کنن چه‌صورت صورت "
     # conjunctions that open a condition («چنانچه خسارت … باشد»): the condition's words count, not them
-    "چنانچه هرگاه درصورتیکه درصورتی‌که"
+    "چنانچه هرگاه درصورتیکه درصورتی‌که "
+    # «بر اساس چه …؟», «از لحاظ»: compound prepositions, not things asked about
+    "اساس لحاظ"
 )
 
 
@@ -567,9 +606,13 @@ def persian_expansion(text: str) -> list[str]:
 def register_expansion(text: str) -> list[str]:
     """The documents' words for the everyday Persian words of `text` (up to two alternatives each)."""
     present = text_terms(text)
+    words = f" {' '.join(tokens(formalize(text)))} "
     expansion: list[str] = []
     for word, alternatives in REGISTER.items():
-        if _stems(word) and _stems(word) <= present:
+        phrase = " ".join(normalize(word).split())
+        # a phrase counts only as written: «بی بیمه» is not any text with «بیمه» in it
+        found = f" {phrase} " in words if " " in phrase else bool(_stems(word)) and _stems(word) <= present
+        if found:
             for phrase in alternatives[:2]:
                 if not text_terms(phrase) <= present and phrase not in expansion:
                     expansion.append(phrase)
@@ -587,8 +630,10 @@ def broaden(query: str) -> str:
     for english, renderings in _glossary_phrases_for(core):
         phrases += [phrase for phrase in renderings if phrase not in phrases]
     present = text_terms(core)
+    written = f" {' '.join(tokens(formalize(core)))} "
     for word, alternatives in PERSIAN_SYNONYMS.items():
-        if _stems(word) and _stems(word) <= present:
+        phrase = " ".join(normalize(word).split())
+        if (f" {phrase} " in written) if " " in phrase else bool(_stems(word)) and _stems(word) <= present:
             phrases += [phrase for phrase in alternatives if phrase not in phrases]
     return " ".join(dict.fromkeys([*words, *phrases]))
 
@@ -645,11 +690,16 @@ def concept_weights(concepts: Sequence[Concept], documents: Sequence[frozenset[s
     """IDF-like weight of each concept across `documents` (term sets): rare concepts weigh more.
 
     A concept found in no document gets the highest weight: it is exactly what the evidence misses.
+    A verb form is the exception: a spoken verb («زده», «بگیرم») the written evidence never uses
+    is a matter of register, not of content (the noun of a light-verb phrase carries that), so it
+    weighs as little as a verb every document has.
     """
     total = len(documents)
     weights = []
     for concept in concepts:
         df = sum(1 for terms in documents if concept.covered_by(terms))
+        if df == 0 and concept.weight < 1.0:
+            df = total
         weights.append(concept.weight * math.log(1.0 + (total + 1.0) / (df + 0.5)))
     return weights
 
