@@ -53,3 +53,17 @@ def test_a_stated_cause_is_neither_a_why_question_nor_a_negated_one():
     # «منوط به …؟» is answered by «مستلزم …»
     depends = next(c for c in query_concepts("رفع توقیف منوط به چیست؟") if c.label == "منوط")
     assert depends.covered_by(text_terms("رفع هرگونه توقیف مستلزم احراز دارا بودن بیمه نامه است"))
+
+
+def test_a_spoken_verb_the_evidence_never_uses_weighs_as_little_as_a_common_one():
+    from insurance_agent.lexical import concept_weights
+
+    concepts = query_concepts("یکی زده به ماشینم، برای خسارت مالی چه مدارکی لازم است؟")
+    documents = [text_terms("برای دریافت خسارت مالی مدارک زیر لازم است"), text_terms("مدارک شناسایی راننده")]
+    weights = dict(zip([c.label for c in concepts], concept_weights(concepts, documents), strict=True))
+    # «مالی» is in one document of two, «زده» in none: the noun must weigh more than the spoken verb
+    assert weights["زده"] < weights["مالی"]
+    # an absent noun is still exactly what the evidence misses: it weighs the most
+    nouns = query_concepts("خسارت زلزله چه مدارکی لازم دارد؟")
+    noun_weights = dict(zip([c.label for c in nouns], concept_weights(nouns, documents), strict=True))
+    assert noun_weights["زلزله"] == max(noun_weights.values())

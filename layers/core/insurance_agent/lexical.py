@@ -85,10 +85,47 @@ REGISTER: dict[str, tuple[str, ...]] = {
     "ورشکست": ("ورشکستگی", "انحلال"),
     "ورشکسته": ("ورشکستگی", "انحلال"),
     "دادگاه": ("مراجع قضایی", "محاکم"),
+    "بی بیمه": ("فاقد بیمه نامه",),
+    "پارکینگ": ("توقیف",),
+    "کروکی": ("گزارش کارشناس",),
+    "افسر": ("کارشناس راهنمایی و رانندگی", "مأمور"),
+    "خلافی": ("تخلف",),
+    "پلاک": ("شماره انتظامی",),
+    "مسافر": ("سرنشین",),
+    "فروختن": ("انتقال مالکیت", "فروش"),
+    "فروختم": ("انتقال مالکیت", "فروش"),
+    "خریدار": ("انتقال گیرنده", "خریدار"),
+    "فروشنده": ("انتقال دهنده", "فروشنده"),
+    "بی خسارتی": ("عدم خسارت",),
+    # deaths and heirs
+    "مرده": ("فوت", "متوفی"),
+    "فوتی": ("فوت",),
+    "بازمانده": ("ورثه", "وراث"),
+    "بازماندگان": ("ورثه", "وراث"),
+    "خون بها": ("دیه",),
+    # health care in everyday words
+    "دوا": ("دارو",),
+    "دندون": ("دندان",),
+    "مغازه دار": ("مشاغل آزاد", "کسبه"),
+    "کاسب": ("مشاغل آزاد", "کسبه"),
+    "آزادکار": ("مشاغل آزاد",),
+    # money back, refusals, cancellations
+    "پس دادن": ("استرداد", "بازپرداخت"),
+    "برگردوندن": ("استرداد",),
+    "کنسل": ("فسخ", "لغو"),
+    "کنسلی": ("فسخ", "لغو"),
+    "رد کردن": ("رد", "عدم پذیرش"),
+    # agents, licences and lawyers
+    "مجوز": ("پروانه",),
+    "کمیسیون": ("کارمزد",),
+    "پورسانت": ("کارمزد",),
+    "وکیل": ("نماینده قانونی", "وکیل"),
     # everyday words for order, time and the others
-    "اول": ("نخست", "مقدم", "اولویت"),
-    "بقیه": ("سایر",),
-    "موقع": ("هنگام", "زمان"),
+    "اول": ("مقدم", "اولویت"),
+    "موقع": ("زمان",),
+    # spoken verbs of a claim: «خسارت گرفتن» is «دریافت خسارت», «زده به ماشینم» an accident
+    "گرفتن": ("دریافت",),
+    "زده": ("حادثه", "تصادف"),
     "نفر": ("شخص", "اشخاص"),
 }
 
@@ -163,7 +200,9 @@ _NOISE_WORDS = (
     "نیست نیستش نیستن نیستند کنی بکنی نکنی باشی نباشی دهی بدهی شوی بشوی "
     "اومد اومده میاد میان شه بشه تونه میتونه بتونه کنن چه‌صورت صورت "
     # conjunctions that open a condition («چنانچه خسارت … باشد»): the condition's words count, not them
-    "چنانچه هرگاه درصورتیکه درصورتی‌که"
+    "چنانچه هرگاه درصورتیکه درصورتی‌که "
+    # «بر اساس چه …؟», «از لحاظ»: compound prepositions, not things asked about
+    "اساس لحاظ"
 )
 
 
@@ -455,9 +494,13 @@ def persian_expansion(text: str) -> list[str]:
 def register_expansion(text: str) -> list[str]:
     """The documents' words for the everyday Persian words of `text` (up to two alternatives each)."""
     present = text_terms(text)
+    words = f" {' '.join(tokens(formalize(text)))} "
     expansion: list[str] = []
     for word, alternatives in REGISTER.items():
-        if _stems(word) and _stems(word) <= present:
+        phrase = " ".join(normalize(word).split())
+        # a phrase counts only as written: «بی بیمه» is not any text with «بیمه» in it
+        found = f" {phrase} " in words if " " in phrase else bool(_stems(word)) and _stems(word) <= present
+        if found:
             for phrase in alternatives[:2]:
                 if not text_terms(phrase) <= present and phrase not in expansion:
                     expansion.append(phrase)
@@ -475,8 +518,10 @@ def broaden(query: str) -> str:
     for span in _english_spans(core):
         phrases += [phrase for phrase in span.phrases if phrase not in phrases]
     present = text_terms(core)
+    written = f" {' '.join(tokens(formalize(core)))} "
     for word, alternatives in PERSIAN_SYNONYMS.items():
-        if _stems(word) and _stems(word) <= present:
+        phrase = " ".join(normalize(word).split())
+        if (f" {phrase} " in written) if " " in phrase else bool(_stems(word)) and _stems(word) <= present:
             phrases += [phrase for phrase in alternatives if phrase not in phrases]
     return " ".join(dict.fromkeys([*words, *phrases]))
 
@@ -484,6 +529,27 @@ def broaden(query: str) -> str:
 def is_new_query(candidate: str, previous: str) -> bool:
     """Whether searching `candidate` can find anything `previous` could not: it has a term `previous` lacks."""
     return bool(text_terms(candidate) - text_terms(previous))
+
+
+def word_alternatives(word: str) -> frozenset[str]:
+    """The terms another text may use for one word: the synonyms and register words of a Persian
+    word, the Persian renderings of an English one (what the corpus scope looks a word up under).
+    None for a generic word («قیمت», "price"): every policy has a word for it, so it would put any
+    question about prices in every insurer's scope."""
+    found: set[str] = set()
+    if word.isascii():
+        entry = glossary_entry([word])
+        if entry is None or entry.generic or stemmer().stem_word(word.lower()) in _generic_all():
+            return frozenset()
+        for phrase in entry.phrases:
+            found |= _stems(phrase)
+        return frozenset(found)
+    for term in terms_of(formalize(word)):
+        if term in _generic_all():
+            continue
+        for stems in _synonym_index().get(term, ()):
+            found |= stems
+    return frozenset(found)
 
 
 @lru_cache(maxsize=1)
@@ -523,11 +589,16 @@ def concept_weights(concepts: Sequence[Concept], documents: Sequence[frozenset[s
     """IDF-like weight of each concept across `documents` (term sets): rare concepts weigh more.
 
     A concept found in no document gets the highest weight: it is exactly what the evidence misses.
+    A verb form is the exception: a spoken verb («زده», «بگیرم») the written evidence never uses
+    is a matter of register, not of content (the noun of a light-verb phrase carries that), so it
+    weighs as little as a verb every document has.
     """
     total = len(documents)
     weights = []
     for concept in concepts:
         df = sum(1 for terms in documents if concept.covered_by(terms))
+        if df == 0 and concept.weight < 1.0:
+            df = total
         weights.append(concept.weight * math.log(1.0 + (total + 1.0) / (df + 0.5)))
     return weights
 
