@@ -233,14 +233,86 @@ REGISTER: dict[str, tuple[str, ...]] = {
     "طلب": ("مطالبات",),
     "طلبکار": ("بستانکار", "مطالبات"),
     "کارمند": ("کارکنان", "مستخدم"),
-    "شرکت بیمه": ("بیمه گر",),
-    "بچه": ("فرزند", "اولاد"),
-    "زن": ("همسر",),
+    "شرکت بیمه": ("بیمه گر", "مؤسسه بیمه"),
+    "بچه": ("فرزند", "اولاد", "خانواده"),
+    "زن": ("همسر", "خانواده"),
     "خانم": ("همسر",),
     "شوهر": ("همسر",),
     "تصادف": ("حادثه",),
     "دزدی": ("سرقت",),
     "خونه": ("منزل", "منازل", "ساختمان"),
+    # motor claims: the parties and the kinds of loss as bylaws name them
+    "مقصر": ("مسبب",),
+    "جانی": ("بدنی",),
+    "خسارت دیده": ("زیان دیده",),
+    "طرف مقابل": ("زیان دیده", "شخص ثالث"),
+    "اتوبوس": ("حمل مسافر", "وسیله نقلیه عمومی"),
+    "مینی بوس": ("حمل مسافر", "وسیله نقلیه عمومی"),
+    "تاکسی": ("حمل مسافر", "وسیله نقلیه عمومی"),
+    "مسافربری": ("حمل مسافر",),
+    "مسافرکش": ("حمل مسافر",),
+    "کامیون": ("باربری", "حمل بار"),
+    "تریلی": ("باربری", "حمل بار"),
+    "پلیس": ("راهنمایی و رانندگی", "نیروی انتظامی"),
+    "راهور": ("راهنمایی و رانندگی",),
+    "جریمه": ("مجازات", "جزای نقدی"),
+    "دیرکرد": ("تأخیر",),
+    # dependants: «زن و بچه‌م» are the insured's family in a health law
+    "عائله": ("خانواده", "افراد تحت تکفل"),
+    # prices and amounts going up or down
+    "گران": ("افزایش",),
+    "گرون": ("افزایش",),
+    "ارزان": ("کاهش",),
+    "ارزون": ("کاهش",),
+    "افت": ("کسر", "کاهش"),
+    # insurers as companies
+    "شرکت": ("مؤسسه",),
+    "سهامدار": ("صاحبان سهام", "سهام"),
+    "ورشکست": ("ورشکستگی", "انحلال"),
+    "ورشکسته": ("ورشکستگی", "انحلال"),
+    "دادگاه": ("مراجع قضایی", "محاکم"),
+    "بی بیمه": ("فاقد بیمه نامه",),
+    "پارکینگ": ("توقیف",),
+    "کروکی": ("گزارش کارشناس",),
+    "افسر": ("کارشناس راهنمایی و رانندگی", "مأمور"),
+    "خلافی": ("تخلف",),
+    "پلاک": ("شماره انتظامی",),
+    "مسافر": ("سرنشین",),
+    "فروختن": ("انتقال مالکیت", "فروش"),
+    "فروختم": ("انتقال مالکیت", "فروش"),
+    "خریدار": ("انتقال گیرنده", "خریدار"),
+    "فروشنده": ("انتقال دهنده", "فروشنده"),
+    "بی خسارتی": ("عدم خسارت",),
+    # deaths and heirs
+    "مرده": ("فوت", "متوفی"),
+    "فوتی": ("فوت",),
+    "بازمانده": ("ورثه", "وراث"),
+    "بازماندگان": ("ورثه", "وراث"),
+    "خون بها": ("دیه",),
+    # health care in everyday words
+    "دوا": ("دارو",),
+    "دندون": ("دندان",),
+    "مغازه دار": ("مشاغل آزاد", "کسبه"),
+    "کاسب": ("مشاغل آزاد", "کسبه"),
+    "آزادکار": ("مشاغل آزاد",),
+    # money back, refusals, cancellations
+    "پس دادن": ("استرداد", "بازپرداخت"),
+    "برگردوندن": ("استرداد",),
+    "کنسل": ("فسخ", "لغو"),
+    "کنسلی": ("فسخ", "لغو"),
+    "رد کردن": ("رد", "عدم پذیرش"),
+    # agents, licences and lawyers
+    "مجوز": ("پروانه",),
+    "کمیسیون": ("کارمزد",),
+    "پورسانت": ("کارمزد",),
+    "وکیل": ("نماینده قانونی", "وکیل"),
+    # everyday words for order, time and the others
+    "اول": ("مقدم", "اولویت"),
+    "موقع": ("زمان",),
+    # spoken verbs of a claim: «خسارت گرفتن» is «دریافت خسارت», «زده به ماشینم» an accident
+    "گرفتن": ("دریافت",),
+    "زده": ("حادثه", "تصادف"),
+    "نفر": ("شخص", "اشخاص"),
 }
 
 # Colloquial or alternative Persian words -> the words the documents use.
@@ -279,6 +351,11 @@ PERSIAN_SYNONYMS: dict[str, tuple[str, ...]] = {
     "معروف": ("مشهور",),
     "علت": ("دلیل", "سبب"),
     "دلیل": ("علت", "سبب"),
+    # what something depends on: «منوط به چیست؟» is answered by «مستلزم …», «موکول به …»
+    "منوط": ("مستلزم", "موکول", "مشروط"),
+    "مشروط": ("منوط", "مستلزم", "موکول"),
+    # statutes say «وسیله نقلیه» where policies and people say «خودرو»
+    "خودرو": ("وسیله نقلیه",),
 }
 
 # Words that name a line of insurance or a product.
@@ -307,7 +384,11 @@ _NOISE_WORDS = (
     "کجاست کجای کجایی کجان چجوری چجوریه جوری چطوریه کیه کیا کیست کیستند چندمین چندم چندمی راجب راجع درباره "
     "نام اسم اسمش اسمشون ببرید بنویسید بفرمایید بگین ان اند هستن بودن name named called "
     "نیست نیستش نیستن نیستند کنی بکنی نکنی باشی نباشی دهی بدهی شوی بشوی "
-    "اومد اومده میاد میان شه بشه تونه میتونه بتونه کنن چه‌صورت صورت"
+    "اومد اومده میاد میان شه بشه تونه میتونه بتونه کنن چه‌صورت صورت "
+    # conjunctions that open a condition («چنانچه خسارت … باشد»): the condition's words count, not them
+    "چنانچه هرگاه درصورتیکه درصورتی‌که "
+    # «بر اساس چه …؟», «از لحاظ»: compound prepositions, not things asked about
+    "اساس لحاظ"
 )
 
 
@@ -399,7 +480,7 @@ def _synonym_index() -> dict[str, tuple[frozenset[str], ...]]:
     index: dict[str, tuple[frozenset[str], ...]] = {}
     for word, alternatives in PERSIAN_SYNONYMS.items():
         keys = _stems(word)
-        if len(keys) != 1:
+        if len(keys) != 1 or len(normalize(word).split()) != 1:
             continue  # a phrase («شرکت بیمه») is expanded whole by register_expansion, never per word
         for key in keys:
             index[key] = tuple(stems for stems in (_stems(phrase) for phrase in alternatives) if stems)
@@ -477,6 +558,9 @@ def query_concepts(query: str) -> list[Concept]:
         concepts.append(concept)
         seen_stems |= concept.stems
     synonyms = _synonym_index()
+    for label, alternatives, words in _persian_phrase_spans(query):
+        concepts.append(Concept(label, alternatives, key=True))
+        seen_stems |= words
     for token in tokens(formalize(query)):
         if token.isascii():
             continue  # Latin words were handled above, numbers are handled below
@@ -522,9 +606,13 @@ def persian_expansion(text: str) -> list[str]:
 def register_expansion(text: str) -> list[str]:
     """The documents' words for the everyday Persian words of `text` (up to two alternatives each)."""
     present = text_terms(text)
+    words = f" {' '.join(tokens(formalize(text)))} "
     expansion: list[str] = []
     for word, alternatives in REGISTER.items():
-        if _stems(word) and _stems(word) <= present:
+        phrase = " ".join(normalize(word).split())
+        # a phrase counts only as written: «بی بیمه» is not any text with «بیمه» in it
+        found = f" {phrase} " in words if " " in phrase else bool(_stems(word)) and _stems(word) <= present
+        if found:
             for phrase in alternatives[:2]:
                 if not text_terms(phrase) <= present and phrase not in expansion:
                     expansion.append(phrase)
@@ -542,8 +630,10 @@ def broaden(query: str) -> str:
     for english, renderings in _glossary_phrases_for(core):
         phrases += [phrase for phrase in renderings if phrase not in phrases]
     present = text_terms(core)
+    written = f" {' '.join(tokens(formalize(core)))} "
     for word, alternatives in PERSIAN_SYNONYMS.items():
-        if _stems(word) and _stems(word) <= present:
+        phrase = " ".join(normalize(word).split())
+        if (f" {phrase} " in written) if " " in phrase else bool(_stems(word)) and _stems(word) <= present:
             phrases += [phrase for phrase in alternatives if phrase not in phrases]
     return " ".join(dict.fromkeys([*words, *phrases]))
 
@@ -563,6 +653,35 @@ def is_new_query(candidate: str, previous: str) -> bool:
     return bool(text_terms(candidate) - text_terms(previous))
 
 
+@lru_cache(maxsize=1)
+def _persian_phrases() -> tuple[tuple[str, tuple[frozenset[str], ...]], ...]:
+    """Multi-word everyday phrases of PERSIAN_SYNONYMS («طرف مقابل», «خسارت دیده») with their
+    renderings, longest first. The phrase's own words are an alternative only when none of them is a
+    stopword: «طرف مقابل» without «مقابل» would be any «طرف»."""
+    found = []
+    for phrase, renderings in PERSIAN_SYNONYMS.items():
+        words = normalize(phrase).split()
+        if len(words) < 2:
+            continue
+        own = _stems(phrase)
+        alternatives = tuple(stems for stems in (_stems(r) for r in renderings) if stems)
+        if len(own) == len(words):
+            alternatives = (own, *alternatives)
+        found.append((" ".join(words), alternatives))
+    return tuple(sorted(found, key=lambda item: -len(item[0])))
+
+
+def _persian_phrase_spans(query: str) -> list[tuple[str, tuple[frozenset[str], ...], frozenset[str]]]:
+    """The multi-word everyday phrases in `query`: (phrase, its alternatives, the stems it consumes)."""
+    text = f" {' '.join(tokens(formalize(query)))} "
+    spans = []
+    for phrase, alternatives in _persian_phrases():
+        if f" {phrase} " in text:
+            text = text.replace(f" {phrase} ", " ")
+            spans.append((phrase, alternatives, _stems(phrase)))
+    return spans
+
+
 def text_terms(text: str) -> frozenset[str]:
     return frozenset(terms_of(text))
 
@@ -571,11 +690,16 @@ def concept_weights(concepts: Sequence[Concept], documents: Sequence[frozenset[s
     """IDF-like weight of each concept across `documents` (term sets): rare concepts weigh more.
 
     A concept found in no document gets the highest weight: it is exactly what the evidence misses.
+    A verb form is the exception: a spoken verb («زده», «بگیرم») the written evidence never uses
+    is a matter of register, not of content (the noun of a light-verb phrase carries that), so it
+    weighs as little as a verb every document has.
     """
     total = len(documents)
     weights = []
     for concept in concepts:
         df = sum(1 for terms in documents if concept.covered_by(terms))
+        if df == 0 and concept.weight < 1.0:
+            df = total
         weights.append(concept.weight * math.log(1.0 + (total + 1.0) / (df + 0.5)))
     return weights
 

@@ -154,3 +154,13 @@ def test_adjectives_in_i_are_not_verb_forms():
     assert not is_verb_form("مالی") and not is_verb_form("فروشی")
     assert is_verb_form("بزنی") and is_verb_form("کردی")
     assert "مالی" in text_terms("خسارت مالی")
+
+
+def test_the_everyday_words_for_the_parties_find_the_bylaws_words(chunks):
+    # «مقصر» is the bylaw's «مسبب حادثه» and «طرف مقابل» its «زیان‌دیده». Matched word by word, «طرف»
+    # found «طرفین» in the clause on the parties agreeing who caused the accident: a wrong answer.
+    draft, verdict = ask(chunks, "من مقصر بودم، خودم می‌توانم برای خسارت مالی طرف مقابل به بیمه‌گر مراجعه کنم؟")
+    assert draft.answered and verdict.grounded
+    said = quotes(draft, chunks)
+    assert any("راننده مسبب حادثه" in quote and "تشکیل و تکمیل پرونده" in quote for quote in said)
+    assert not any("طرفین" in quote for quote in said)

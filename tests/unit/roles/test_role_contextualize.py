@@ -141,3 +141,22 @@ def test_a_follow_up_substitutes_the_tenants_own_product_line():
     assert run("برای دام چطور؟", [fire]).standalone_query == "فرانشیز بیمه دام چقدر است؟"
     without = fire.model_copy(update={"documents": []})
     assert run("برای دام چطور؟", [without]).standalone_query != "فرانشیز بیمه دام چقدر است؟"
+
+
+def test_a_run_of_follow_ups_asks_the_first_question_about_each_new_subject():
+    first = HistoryTurn(
+        message="سهم بیمه‌شده از هزینه دندانپزشکی چقدر است؟", query="سهم بیمه‌شده از هزینه دندانپزشکی چقدر است؟"
+    )
+    second_query = run("برای عینک چطور؟", [first]).standalone_query
+    assert "عینک" in second_query and "دندانپزشکی" in second_query
+    second = HistoryTurn(message="برای عینک چطور؟", query=second_query)
+
+    third = run("زایمان چطور؟", [first, second]).standalone_query
+    # the third turn replaces the second's subject: it is not about glasses and childbirth at once
+    assert "زایمان" in third and "سهم بیمه‌شده" in third
+    assert "عینک" not in third
+
+    # a new question in between starts a new run
+    other = HistoryTurn(message="فرانشیز بیمه بدنه خودرو چقدر است؟", query="فرانشیز بیمه بدنه خودرو چقدر است؟")
+    fourth = run("برای موتورسیکلت چطور؟", [first, second, other]).standalone_query
+    assert "فرانشیز" in fourth and "دندانپزشکی" not in fourth

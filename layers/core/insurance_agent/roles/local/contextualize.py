@@ -211,6 +211,19 @@ def previous_query(history: Sequence[HistoryTurn]) -> str:
     return history[-1].message.strip() if history else ""
 
 
+def follow_up_base(history: Sequence[HistoryTurn]) -> str:
+    """The query a follow-up refers to: the question a run of follow-ups started from.
+
+    «سهم کارکنان دولت چه میزان است؟», «برای صاحبان مشاغل آزاد چطور؟», «روستاییان چطور؟»: the third
+    asks the first question about روستاییان, not about صاحبان مشاغل آزاد and روستاییان together, so
+    merging into the previous (already merged) query would pile up subjects that no sentence has.
+    """
+    turns = list(history)
+    while len(turns) > 1 and turns[-1].query.strip() and is_follow_up(turns[-1].message):
+        turns.pop()
+    return previous_query(turns)
+
+
 def residual_words(message: str) -> list[str]:
     """The message's own words without follow-up markers, pronouns and question words."""
     text = normalize(message, keep_zwnj=True)
@@ -294,7 +307,7 @@ class LocalContextualizer:
                     }
                     query = previous_query(history) or message
                     return ContextualizeResult(standalone_query=with_expansion(query), scope=scope)
-            earlier = previous_query(history)
+            earlier = follow_up_base(history)
             if earlier and is_follow_up(message):
                 merged = merge_follow_up(earlier, message, tenant_line_words(history))
                 return ContextualizeResult(standalone_query=with_expansion(merged))

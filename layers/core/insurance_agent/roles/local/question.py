@@ -53,6 +53,8 @@ _BECAUSE = re.compile(
     r"زیرا|چون|چرا که|به دلیل|به علت|به خاطر|بخاطر|دلیل|علت|باعث|سبب|موجب|از آنجا که|از این رو|بنابراین|"
     r"برای اینکه|تا |هدف|\bbecause\b|\bdue to\b|\bsince\b|\bso that\b|\bin order to\b|\breason\b|\bcaused?\b"
 )
+# «به علت نداشتن بیمه‌نامه …»: a cause the question states, not a "why" it asks or a negation it asks about.
+_CAUSE_CLAUSE = re.compile(r"(?<!\w)(?:به|بخاطر|به خاطر)\s+(?:علت|دلیل|سبب|واسطه)\s+\S+")
 _NEGATION_EN = re.compile(r"\b(?:not|never|no|without|excluded?|exclusions?|except)\b|n't\b")
 # Markers of a sentence that negates or excludes: "بدون", «فاقد», «استثنا», «غیر» ...
 _NEGATION_MARKERS = re.compile(r"(?<!\w)(?:بدون|فاقد|مگر|جز|به جز|غیر|استثنا\w*|مستثنی)(?!\w)")
@@ -125,9 +127,9 @@ def question_shape(query: str, concepts: list[Concept], evidence_words: frozense
             defines = own
     return QuestionShape(
         needs_number=bool(_COUNT_OR_DATE.search(normalized) or _COUNT_OR_DATE_EXTRA.search(normalized)),
-        needs_reason=bool(_WHY.search(normalized)),
-        negated=is_negated(query, evidence_words),
-        negations=negated_words(query, evidence_words),
+        needs_reason=bool(_WHY.search(_CAUSE_CLAUSE.sub(" ", normalized))),
+        negated=is_negated(_CAUSE_CLAUSE.sub(" ", query), evidence_words),
+        negations=negated_words(_CAUSE_CLAUSE.sub(" ", query), evidence_words),
         defines=defines,
     )
 

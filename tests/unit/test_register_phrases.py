@@ -1,0 +1,69 @@
+"""Everyday words and phrases matched to the words of bylaws and statutes (lexical.REGISTER): «مقصر»
+is the bylaw's «مسبب», «طرف مقابل» its «زیان‌دیده». A phrase is one concept: its words must not be
+matched one by one («طرف» alone is any party, «طرفین» included)."""
+
+from insurance_agent.lexical import query_concepts, text_terms
+
+
+def concept(query, label):
+    return next(c for c in query_concepts(query) if c.label == label)
+
+
+def test_a_phrase_is_one_concept_covered_by_its_rendering_not_by_its_words():
+    other_party = concept("راننده طرف مقابل چه مدارکی باید بیاورد؟", "طرف مقابل")
+    assert other_party.covered_by(text_terms("خسارت مالی زیان‌دیده را پرداخت نماید"))
+    assert not other_party.covered_by(text_terms("بین طرفین اختلافی نباشد"))
+    assert other_party.key  # a notion: when no evidence mentions it, the evidence does not answer
+    # its words are not concepts of their own
+    assert not any(c.label in {"طرف", "مقابل"} for c in query_concepts("راننده طرف مقابل چه مدارکی باید بیاورد؟"))
+
+
+def test_a_word_of_the_phrase_alone_keeps_its_own_meaning():
+    party = concept("حق بیمه طرف مقصر گران می‌شود؟", "طرف")
+    assert not party.covered_by(text_terms("زیان دیده"))
+
+
+def test_everyday_words_match_the_bylaws_words():
+    at_fault = concept("راننده مقصر چه باید بکند؟", "مقصر")
+    assert at_fault.covered_by(text_terms("راننده مسبب حادثه می‌تواند به بیمه‌گر مراجعه کند"))
+    bodily = concept("خسارت جانی را چه کسی می‌دهد؟", "جانی")
+    assert bodily.covered_by(text_terms("پرداخت خسارت بدنی"))
+    truck = concept("کامیون توقیف شده چه می‌شود؟", "کامیون")
+    assert truck.covered_by(text_terms("وسایل نقلیه باربری"))
+    insurer = concept("حداقل سهامداران یک شرکت بیمه", "شرکت بیمه")
+    assert insurer.covered_by(text_terms("سهامداران یک مؤسسه بیمه ایرانی"))
+
+
+def test_a_conjunction_opening_a_condition_is_not_asked_about():
+    labels = [c.label for c in query_concepts("چنانچه خسارت بیش از سقف تعهدات باشد، صندوق چه باید بکند؟")]
+    assert "چنانچه" not in labels and "خسارت" in labels
+
+
+def test_a_stated_cause_is_neither_a_why_question_nor_a_negated_one():
+    from insurance_agent.roles.local.question import question_shape
+
+    def shape(question):
+        return question_shape(question, query_concepts(question), frozenset())
+
+    stated = shape("رفع توقیف خودرویی که به علت نداشتن بیمه‌نامه توقیف شده، منوط به چیست؟")
+    assert not stated.needs_reason and not stated.negated
+    assert shape("چرا خسارت من پرداخت نشد؟").needs_reason
+    assert shape("به چه دلیل خسارت پرداخت نشد؟").needs_reason
+    assert shape("کدام خسارت‌ها پرداخت نمی‌شود؟").negated
+    # «منوط به …؟» is answered by «مستلزم …»
+    depends = next(c for c in query_concepts("رفع توقیف منوط به چیست؟") if c.label == "منوط")
+    assert depends.covered_by(text_terms("رفع هرگونه توقیف مستلزم احراز دارا بودن بیمه نامه است"))
+
+
+def test_a_spoken_verb_the_evidence_never_uses_weighs_as_little_as_a_common_one():
+    from insurance_agent.lexical import concept_weights
+
+    concepts = query_concepts("یکی زده به ماشینم، برای خسارت مالی چه مدارکی لازم است؟")
+    documents = [text_terms("برای دریافت خسارت مالی مدارک زیر لازم است"), text_terms("مدارک شناسایی راننده")]
+    weights = dict(zip([c.label for c in concepts], concept_weights(concepts, documents), strict=True))
+    # «مالی» is in one document of two, «زده» in none: the noun must weigh more than the spoken verb
+    assert weights["زده"] < weights["مالی"]
+    # an absent noun is still exactly what the evidence misses: it weighs the most
+    nouns = query_concepts("خسارت زلزله چه مدارکی لازم دارد؟")
+    noun_weights = dict(zip([c.label for c in nouns], concept_weights(nouns, documents), strict=True))
+    assert noun_weights["زلزله"] == max(noun_weights.values())
