@@ -79,7 +79,7 @@ def test_the_sentence_next_to_a_quote_in_its_paragraph_can_carry_the_most_specif
     units = evidence_units(chunks[0])
     second = next(i for i, u in enumerate(units) if u.text.startswith("در هر صورت"))
     assert units[second].paragraph == units[second - 1].paragraph
-    question = "پرداخت خسارت زیان‌دیده منوط به استعلام گواهینامه است؟"
+    question = "آیا پرداخت خسارت زیان‌دیده پس از استعلام گواهینامه است؟"
     documents = evidence_terms(chunks)
     concepts = ground_concepts(query_concepts(question), documents)
     weights = concept_weights(concepts, documents)
