@@ -653,6 +653,27 @@ def is_new_query(candidate: str, previous: str) -> bool:
     return bool(text_terms(candidate) - text_terms(previous))
 
 
+def word_alternatives(word: str) -> frozenset[str]:
+    """The terms another text may use for one word: the synonyms and register words of a Persian
+    word, the Persian renderings of an English one (what the corpus scope looks a word up under).
+    None for a generic word («قیمت», "price"): every policy has a word for it, so it would put any
+    question about prices in every insurer's scope."""
+    found: set[str] = set()
+    if word.isascii():
+        key = stemmer().stem_word(word.lower())
+        if key in _generic_all():
+            return frozenset()
+        for stems in _glossary_index().get((key,), ()):
+            found |= stems
+        return frozenset(found)
+    for term in terms_of(formalize(word)):
+        if term in _generic_all():
+            continue
+        for stems in _synonym_index().get(term, ()):
+            found |= stems
+    return frozenset(found)
+
+
 @lru_cache(maxsize=1)
 def _persian_phrases() -> tuple[tuple[str, tuple[frozenset[str], ...]], ...]:
     """Multi-word everyday phrases of PERSIAN_SYNONYMS («طرف مقابل», «خسارت دیده») with their

@@ -65,3 +65,20 @@ def test_scope_is_cached_and_rebuilt_when_the_readable_corpus_changes(ingested, 
         delete_file(TENANT, "routing-livestock")
     narrowed = corpus_scope(TENANT, ["user"])
     assert narrowed is not widened and "گوسفند" not in narrowed.terms
+
+
+def test_everyday_and_english_questions_are_in_the_scope_of_a_statute():
+    """A bylaw's own words are formal («وسیله نقلیه», «زیان‌دیده»); a customer's question about it is
+    in scope when its words, in their written or register form, or an English word's Persian
+    rendering, are the bylaw's, and «را» of «خسارتمو» proves nothing."""
+    from insurance_agent.retrieval.chunking import chunk_document
+    from insurance_agent.retrieval.documents import load_document
+    from insurance_agent.retrieval.topics import scope_from_payloads
+
+    excerpt = Path(__file__).resolve().parents[2] / "data" / "statutes" / "claims-bylaw-excerpt.md"
+    chunks = chunk_document(load_document(excerpt), "t-law")
+    scope = scope_from_payloads(chunk.model_dump() for chunk in chunks)
+    assert scope.covers("ماشینمو زدن، واسه خسارت مالی کجا برم؟")
+    assert scope.covers("Which documents does the driver need for a property damage claim?")
+    assert not scope.covers("قیمت طلا امروز چقدر شد؟")
+    assert not scope.covers("دستور پخت قورمه‌سبزیمو بگو")

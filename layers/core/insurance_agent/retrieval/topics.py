@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from insurance_agent.colloquial import formal_word
+from insurance_agent.lexical import generic_stems, word_alternatives
 from insurance_agent.text import content_terms, stopwords, tokens
 
 logger = logging.getLogger(__name__)
@@ -39,7 +41,8 @@ _FILLERS = (
     "میشود بشه باشه هست هستش است بود داره دارد دارم داریم کنم کنیم کنید میکنه می‌کند میده می‌دهد "
     "لطفا ممنون سلام خب حالا الان اینجا اونجا یعنی درسته آره نه بله خیر شد شده بگو بگید بگین "
     "please thanks hi hello ok okay yes no what whats how when where which who why is are does do can could "
-    "would should tell me know about"
+    "would should tell me know about has have had happen happens happened get gets got will there my i "
+    "if it its any need needs needed want"
 )
 
 
@@ -53,13 +56,20 @@ _CLITIC = re.compile(r"(?:مونو|تونو|شونو|مون|تون|شون|مو|�
 
 
 def _forms(word: str) -> set[str]:
-    """The spellings under which a message word may occur in the corpus vocabulary."""
+    """The spellings under which a message word may occur in the corpus vocabulary: its written
+    form («میدن» -> «می‌دهند»), without its clitics, and the words documents use for it (the register:
+    «ماشین» -> «خودرو», «وسیله نقلیه»; an English word's Persian renderings)."""
     forms = {word, *content_terms(word)}
     if not word.isascii():
         bare = _CLITIC.sub("", word)
         if bare != word and len(bare) >= 3:
             forms |= {bare, *content_terms(bare)}
-    return forms
+        for written in formal_word(word):
+            forms |= {written, *content_terms(written)}
+    for form in list(forms):
+        forms |= word_alternatives(form)
+    # «خسارتمو» -> «خسارتم را»: the object marker is in every corpus and says nothing of the word
+    return {form for form in forms if form == word or form not in stopwords()}
 
 
 def message_terms(message: str) -> list[set[str]]:
@@ -74,7 +84,10 @@ def message_terms(message: str) -> list[set[str]]:
         if forms & fillers or all(form in stop for form in forms - {word}) and len(forms) > 1:
             continue
         words.append(forms)
-    return words
+    # Generic words («قیمت», "claim", "documents") are in every insurer's documents and in questions
+    # on anything: they say nothing of the topic unless the message has nothing else.
+    specific = [forms for forms in words if not forms & generic_stems()]
+    return specific or words
 
 
 @dataclass(frozen=True)
