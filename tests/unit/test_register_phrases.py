@@ -67,3 +67,17 @@ def test_a_spoken_verb_the_evidence_never_uses_weighs_as_little_as_a_common_one(
     nouns = query_concepts("خسارت زلزله چه مدارکی لازم دارد؟")
     noun_weights = dict(zip([c.label for c in nouns], concept_weights(nouns, documents), strict=True))
     assert noun_weights["زلزله"] == max(noun_weights.values())
+
+
+def test_a_broken_plural_meets_its_singular():
+    car = concept("ماشینش توقیف شده، چه کنم؟", "ماشینش")
+    assert car.covered_by(text_terms("ناشی از وسایل نقلیه"))  # «وسایل» is the plural of «وسیله»
+    documents = concept("چه مدرکی لازم است؟", "مدرکی")
+    assert documents.covered_by(text_terms("ارایه مدارک زیر"))
+    # a plural that also means something else is left alone: «حقوق» (salary, law) is not «حق»
+    assert "حق" not in text_terms("حقوق و مزایا")
+
+
+def test_what_becomes_of_someone_is_answered_by_who_is_obliged_to_do_what():
+    duty = concept("تکلیف مسافران چه می‌شود؟", "تکلیف")
+    assert duty.covered_by(text_terms("شرکت مربوط موظفند نسبت به انتقال مسافران اقدام نمایند"))

@@ -349,6 +349,9 @@ PERSIAN_SYNONYMS: dict[str, tuple[str, ...]] = {
     "درگذشت": ("فوت", "مرگ"),
     "مشهور": ("معروف",),
     "معروف": ("مشهور",),
+    # «تکلیف … چیست؟», «وظیفه بیمه‌گر»: answered by who «موظف است» or «مکلف است» to do what
+    "تکلیف": ("موظف", "موظفند", "مکلف", "مکلفند", "وظیفه"),
+    "وظیفه": ("موظف", "موظفند", "مکلف", "مکلفند", "تکلیف"),
     "علت": ("دلیل", "سبب"),
     "دلیل": ("علت", "سبب"),
     # what something depends on: «منوط به چیست؟» is answered by «مستلزم …», «موکول به …»
@@ -410,11 +413,53 @@ def terms_of(text: str) -> list[str]:
     return result
 
 
+# Arabic broken plurals of legal and insurance Persian: no suffix to strip, so a stemmer leaves
+# «وسایل» and «وسیله» apart. Only plurals whose singular means the same thing («حقوق» is also salary
+# and law, «اعمال» also "to apply": left alone).
+BROKEN_PLURALS: dict[str, str] = {
+    "وسایل": "وسیله",
+    "وسائل": "وسیله",
+    "مدارک": "مدرک",
+    "حوادث": "حادثه",
+    "سوانح": "سانحه",
+    "اسناد": "سند",
+    "شرایط": "شرط",
+    "شرائط": "شرط",
+    "مراجع": "مرجع",
+    "موارد": "مورد",
+    "اشخاص": "شخص",
+    "افراد": "فرد",
+    "اموال": "مال",
+    "وجوه": "وجه",
+    "ضوابط": "ضابطه",
+    "امور": "امر",
+    "مواد": "ماده",
+    "قوانین": "قانون",
+    "اعضا": "عضو",
+    "اعضای": "عضو",
+    "اقساط": "قسط",
+    "مبالغ": "مبلغ",
+    "منابع": "منبع",
+    "مصارف": "مصرف",
+    "ورثه": "وارث",
+    "وراث": "وارث",
+    "اطفال": "طفل",
+    "امراض": "مرض",
+    "جرایم": "جرم",
+    "جرائم": "جرم",
+    "شعب": "شعبه",
+    "مصادیق": "مصداق",
+    "ادوار": "دوره",
+}
+
+
 @lru_cache(maxsize=65536)
 def _lemma(token: str) -> str:
     stem = stemmer().stem_word
     if token.isascii():
         return stem(token)
+    if token in BROKEN_PLURALS:
+        return _deepen(BROKEN_PLURALS[token])
     first = base_form(token, stem(token))
     return _deepen(first)
 
