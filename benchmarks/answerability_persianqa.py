@@ -1,6 +1,7 @@
 """Answerability on PersianQA: whole turns through the real ASL on the embedded default.
 
     .venv/bin/python benchmarks/answerability_persianqa.py [--data ../shared/bench/persianqa/pqa_test.json]
+        [--answerable 50 --impossible 40] [--half fit|report] [--home DIR [--skip-ingest]] [--verbose]
 
 Every PersianQA paragraph is ingested (real chunking and encoders, embedded Qdrant in a private
 AGENT_HOME) as one document of tenant `pqa`, its article title as the title. Questions run as
@@ -9,6 +10,13 @@ statemachine/turn.asl.json, the node handlers run in-process, local model provid
 
 Selection (fixed): the answerable and the impossible questions, each list sorted by question id,
 shuffled with random.Random(SEED) and cut to the first --answerable (50) and --impossible (40).
+The default selection is the headline figure; a larger one (`--answerable 100 --impossible 80`)
+starts with the same questions and gives each half more items.
+
+Fit / report split: every selected question goes to the FIT or the REPORT half by the first byte of
+sha256(question id), as in insurance_law_fa.py. Rules and thresholds are fitted on FIT failures
+only (`--verbose` prints those and nothing of the REPORT half); both halves are reported as figures.
+`--half` runs only one half of the selection.
 
 The deployment's topic scope is the tenant's corpus (AGENT_TOPIC_SCOPE=corpus): these are
 Wikipedia questions, which the insurance scope would turn away as out of scope before retrieval.
@@ -25,6 +33,7 @@ Reported:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -51,6 +60,11 @@ def configure(home: Path) -> None:
     from insurance_agent.config import get_settings
 
     get_settings.cache_clear()
+
+
+def half_of(question_id: int | str) -> str:
+    """FIT or REPORT, fixed by the hash of the id (no look at the question text)."""
+    return "fit" if hashlib.sha256(str(question_id).encode("utf-8")).digest()[0] % 2 == 0 else "report"
 
 
 def load(path: Path):
@@ -126,17 +140,52 @@ def outcome(reply: dict) -> str:
     return reply["status"]
 
 
+def summarize(rows: list[dict]) -> dict:
+    a_rows = [r for r in rows if r["kind"] == "answerable"]
+    i_rows = [r for r in rows if r["kind"] == "impossible"]
+    return {
+        "answerable": len(a_rows),
+        "answerable_with_gold": sum(r["gold_cited"] for r in a_rows) / max(len(a_rows), 1),
+        "answerable_with_gold_text": sum(r["gold_text_cited"] for r in a_rows) / max(len(a_rows), 1),
+        "answerable_outcomes": dict(Counter(r["outcome"] for r in a_rows)),
+        "impossible": len(i_rows),
+        "impossible_not_answered": sum(r["outcome"] != "answer" for r in i_rows) / max(len(i_rows), 1),
+        "impossible_outcomes": dict(Counter(r["outcome"] for r in i_rows)),
+        "unsupported_numbers": sum(bool(r["unsupported_numbers"]) for r in rows),
+        "mean_llm_calls": sum(r["llm_calls"] for r in rows) / max(len(rows), 1),
+    }
+
+
+def print_summary(summary: dict, label: str) -> None:
+    print(f"{label}: {summary['answerable']} answerable, {summary['impossible']} impossible")
+    print(
+        f"  answerable answered citing the gold paragraph: {summary['answerable_with_gold']:.0%} "
+        f"(gold answer inside a cited chunk: {summary['answerable_with_gold_text']:.0%})   target >= 70%"
+    )
+    print(f"      outcomes: {summary['answerable_outcomes']}")
+    print(f"  impossible not answered from the corpus:       {summary['impossible_not_answered']:.0%}   target >= 50%")
+    print(f"      outcomes: {summary['impossible_outcomes']}")
+    print(f"  answers with a number in no cited chunk:       {summary['unsupported_numbers']}   target 0")
+    print(f"  model calls per turn (mean): {summary['mean_llm_calls']:.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="PersianQA pqa_test.json")
     parser.add_argument("--home", type=Path, help="AGENT_HOME to use (default: a temporary folder)")
     parser.add_argument("--answerable", type=int, default=50)
     parser.add_argument("--impossible", type=int, default=40)
-    parser.add_argument("--json", type=Path, help="write every question's outcome and the summary here")
-    parser.add_argument("--verbose", action="store_true", help="print every miss")
+    parser.add_argument("--half", choices=("fit", "report"), help="run only this half of the selection")
+    parser.add_argument(
+        "--skip-ingest", action="store_true", help="reuse the corpus already ingested in --home (iterating on roles)"
+    )
+    parser.add_argument("--json", type=Path, help="write every question's outcome and the summaries here")
+    parser.add_argument("--verbose", action="store_true", help="print the FIT half's misses (never the REPORT half's)")
     args = parser.parse_args(argv)
     if not args.data.is_file():
         parser.error(f"{args.data} not found (pass --data)")
+    if args.skip_ingest and not args.home:
+        parser.error("--skip-ingest needs --home")
 
     home = args.home or Path(tempfile.mkdtemp(prefix="agent-pqa-"))
     configure(home)
@@ -149,8 +198,16 @@ def main(argv: list[str] | None = None) -> int:
 
     documents, questions = load(args.data)
     answerable, impossible = select(questions, args.answerable, args.impossible)
+    if args.half:
+        answerable = [q for q in answerable if half_of(q[1]["id"]) == args.half]
+        impossible = [q for q in impossible if half_of(q[1]["id"]) == args.half]
     started = time.perf_counter()
-    report = ingest_documents(documents, TENANT)
+    if args.skip_ingest:
+        from insurance_agent.retrieval.ingest import IngestReport
+
+        report = IngestReport(files=len(documents), chunks=0)
+    else:
+        report = ingest_documents(documents, TENANT)
     own_text = {c.chunk_id: c.text for d in documents for c in chunk_document(d, TENANT)}
     ingest_seconds = time.perf_counter() - started
 
@@ -167,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
                     {
                         "kind": kind,
                         "id": qa["id"],
+                        "half": half_of(qa["id"]),
                         "question": qa["question"],
                         "gold_file": file_id,
                         "gold_answers": golds,
@@ -181,39 +239,30 @@ def main(argv: list[str] | None = None) -> int:
                 )
     seconds = time.perf_counter() - started
 
-    a_rows = [r for r in rows if r["kind"] == "answerable"]
-    i_rows = [r for r in rows if r["kind"] == "impossible"]
-    summary = {
-        "answerable": len(a_rows),
-        "answerable_with_gold": sum(r["gold_cited"] for r in a_rows) / len(a_rows),
-        "answerable_with_gold_text": sum(r["gold_text_cited"] for r in a_rows) / len(a_rows),
-        "answerable_outcomes": dict(Counter(r["outcome"] for r in a_rows)),
-        "impossible": len(i_rows),
-        "impossible_not_answered": sum(r["outcome"] != "answer" for r in i_rows) / len(i_rows),
-        "impossible_outcomes": dict(Counter(r["outcome"] for r in i_rows)),
-        "unsupported_numbers": sum(bool(r["unsupported_numbers"]) for r in rows),
-        "mean_llm_calls": sum(r["llm_calls"] for r in rows) / len(rows),
-        "documents": report.files,
-        "chunks": report.chunks,
-        "ingest_seconds": round(ingest_seconds, 1),
-        "seconds": round(seconds, 1),
-        "seed": SEED,
-    }
+    summary = summarize(rows)
+    summary.update(
+        documents=report.files,
+        chunks=report.chunks,
+        ingest_seconds=round(ingest_seconds, 1),
+        seconds=round(seconds, 1),
+        seed=SEED,
+    )
     print(
         f"PersianQA answerability, tenant {TENANT}: {report.files} documents, {report.chunks} chunks, "
         f"{len(rows)} turns in {seconds:.0f} s (ingest {ingest_seconds:.0f} s)"
     )
-    print(
-        f"  answerable answered citing the gold paragraph: {summary['answerable_with_gold']:.0%} "
-        f"(gold answer inside a cited chunk: {summary['answerable_with_gold_text']:.0%})   target >= 70%"
-    )
-    print(f"      outcomes: {summary['answerable_outcomes']}")
-    print(f"  impossible not answered from the corpus:       {summary['impossible_not_answered']:.0%}   target >= 50%")
-    print(f"      outcomes: {summary['impossible_outcomes']}")
-    print(f"  answers with a number in no cited chunk:       {summary['unsupported_numbers']}   target 0")
-    print(f"  model calls per turn (mean): {summary['mean_llm_calls']:.2f}")
+    print_summary(summary, "ALL")
+    halves = {}
+    for half in ("fit", "report"):
+        part = [r for r in rows if r["half"] == half]
+        if part and len(part) < len(rows):
+            halves[half] = summarize(part)
+            print_summary(halves[half], f"{half.upper()} half")
     if args.verbose:
+        print("\nFIT-half misses:")
         for r in rows:
+            if r["half"] != "fit":
+                continue
             miss = (r["kind"] == "answerable" and not r["gold_text_cited"]) or (
                 r["kind"] == "impossible" and r["outcome"] == "answer"
             )
@@ -225,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(
-            json.dumps({"summary": summary, "questions": rows}, ensure_ascii=False, indent=1), encoding="utf-8"
+            json.dumps({"summary": summary, "halves": halves, "questions": rows}, ensure_ascii=False, indent=1),
+            encoding="utf-8",
         )
     met = (
         summary["answerable_with_gold"] >= TARGETS["answerable_with_gold"]

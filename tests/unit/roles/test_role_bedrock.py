@@ -532,6 +532,8 @@ def test_generate_rules_language_source_wording_and_brief_citation(bedrock, body
     # the same rule as the local generate: a quote must state what is asked, not only share its topic
     assert "Each claim states what the question asks about in its own words" in system
     assert "only sits under a matching heading" in system
+    # the most specific concept may come from the neighbour sentence of prose, not the next list item
+    assert "the next item of a list or row of a table never does" in system
     if language == "en":
         assert "put the source's own Persian wording after it in quotation marks" in system
 
@@ -543,6 +545,8 @@ def test_verify_and_grade_prompts_carry_the_same_rules(bedrock, body_chunk):
     system = system_text(bedrock.last)
     assert "an English claim about Persian evidence is supported when it says what the Persian text says" in system
     assert "must be the chunk's own figure" in system
+    assert "A heading or a document title that matches the question does not make a sentence" in system
+    assert "the next item of a list or row of a table never does" in system
     bedrock.tool(
         "EvidenceGrade", {"verdict": "sufficient", "chunks": [{"chunk_id": "body-1", "relevant": True}]}
     )

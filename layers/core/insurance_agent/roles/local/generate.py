@@ -117,6 +117,8 @@ class Unit:
     position: int
     #: the sentence that introduces the unit (a list's or table's «به شرح زیر است:»), if any
     lead: str = ""
+    #: the index of the chunk paragraph (blank-line separated block) the unit is in
+    paragraph: int = 0
 
 
 def _cells(line: str) -> list[str]:
@@ -163,7 +165,7 @@ def evidence_units(chunk: RetrievedChunk) -> list[Unit]:
     parts = [part for part in (chunk.heading or "").split(" > ") if part.strip()]
     heading = "\n".join(part for part in parts if not _same_title(canonical(part), title))
     lead = ""
-    for paragraph in _PARAGRAPH_BREAK.split(chunk.text):
+    for number, paragraph in enumerate(_PARAGRAPH_BREAK.split(chunk.text)):
         lines = [line.strip() for line in paragraph.strip().splitlines() if line.strip()]
         if not lines:
             continue
@@ -178,7 +180,7 @@ def evidence_units(chunk: RetrievedChunk) -> list[Unit]:
                 row = " | ".join(cell for cell in _cells(line) if cell)
                 if row:
                     units.append(
-                        Unit(plain(row), f"{heading}\n{lead}\n{header or ''}", header, len(units), plain(lead))
+                        Unit(plain(row), f"{heading}\n{lead}\n{header or ''}", header, len(units), plain(lead), number)
                     )
             lead = ""
             continue
@@ -195,12 +197,36 @@ def evidence_units(chunk: RetrievedChunk) -> list[Unit]:
             for sentence in split_sentences(line):
                 if is_instruction_like(sentence):
                     continue  # documents are data: text addressed to the assistant is never quoted
-                units.append(Unit(plain(sentence).strip(), f"{heading}\n{lead}", None, len(units), plain(lead)))
+                units.append(Unit(plain(sentence).strip(), f"{heading}\n{lead}", None, len(units), plain(lead), number))
         if lines[-1].endswith((":", "：")):
             lead = lines[-1]
         elif not items:
             lead = ""  # the items of a list keep the sentence that introduced them
     return units
+
+
+def neighbour_terms(units: list[Unit], index: int) -> frozenset[str]:
+    """The words of the sentences just before and after `units[index]` in its paragraph of running
+    prose: «مجیدی در ۴۵ بازی ملی ۱۰ گل به ثمر رسانده‌است.» names the career its next sentence is
+    about. Table rows and list items have none: the next row or item is another case."""
+    unit = units[index]
+    if unit.header is not None or unit.lead:
+        return frozenset()
+    around = [
+        units[i].text
+        for i in (index - 1, index + 1)
+        if 0 <= i < len(units)
+        and units[i].paragraph == unit.paragraph
+        and units[i].header is None
+        and not units[i].lead
+    ]
+    return text_terms("\n".join(around))
+
+
+def evidence_terms(chunks) -> list[frozenset[str]]:
+    """Each retrieved chunk's words with its document's metadata and heading: what generate and
+    verify call "the evidence" when they ask whether a query concept appears anywhere."""
+    return [text_terms(f"{metadata_text(chunk)}\n{chunk.heading or ''}\n{chunk.text}") for chunk in chunks]
 
 
 def quote_terms(unit: Unit, lead: bool = False) -> frozenset[str]:
@@ -355,7 +381,7 @@ class LocalGenerator:
 
     def _extract(self, request: GenerateRequest) -> GenerateResult:
         chunks = list(request.chunks)
-        documents = [text_terms(f"{metadata_text(chunk)}\n{chunk.heading or ''}\n{chunk.text}") for chunk in chunks]
+        documents = evidence_terms(chunks)
         concepts = ground_concepts(query_concepts(request.query), documents)
         if not concepts or not chunks:
             return self._abstain()
@@ -366,8 +392,8 @@ class LocalGenerator:
         if missing_key_concepts(concepts, documents):
             return self._abstain()  # e.g. asked about earthquakes, and no evidence mentions one
         asked = question_shape(request.query, concepts, frozenset(w for c in chunks for w in tokens(c.text)))
-        focus = focus_concepts(request.query, concepts)
         present = [any(concept.covered_by(terms) for terms in documents) for concept in concepts]
+        focus = focus_concepts(request.query, concepts)
         # A follow-up («برای صاحبان مشاغل آزاد چطور؟») is contextualized into the previous question
         # plus its own words: what it newly asks about is in its own words, and the previous
         # question's subject (which it replaces) must not be demanded of the quote.
@@ -401,7 +427,8 @@ class LocalGenerator:
             unnamed = [i for i, concept in enumerate(own_concepts) if not concept.covered_by(title)]
             floor_concepts = [own_concepts[i] for i in unnamed] if unnamed else own_concepts
             floor_weights = [own_weights[i] for i in unnamed] if unnamed else own_weights
-            for unit in evidence_units(chunk):
+            units = evidence_units(chunk)
+            for index, unit in enumerate(units):
                 key = canonical(unit.text)
                 if not key or key in seen or len(tokens(unit.text)) < self.min_words:
                     continue
@@ -424,7 +451,8 @@ class LocalGenerator:
                     or bool(_LABELLED.match(unit.text))
                 )
                 carried = quote_terms(unit, lead=listed)
-                if not carries(carried, needed, tier, quote_terms(unit, lead=True)):
+                beside = carried | neighbour_terms(units, index)
+                if not carries(carried, needed, tier, quote_terms(unit, lead=True), beside):
                     continue  # the right topic, but not what is asked: a confident wrong answer
                 local = own | text_terms(unit.context)
                 if coverage(concepts, local, weights) == 0.0:
@@ -491,4 +519,3 @@ class LocalGenerator:
         if language == "en" and detect_language(quote) == "fa":
             frame = SOURCE_FRAME_EN
         return Claim(text=frame.format(title=title, quote=quote), chunk_ids=[chunk.chunk_id])
-

@@ -17,9 +17,10 @@ document that shares the question's topic but not the thing asked about is a con
   percentage"), which asks for a quantity (a number) instead.
 - The question's most specific concept (its rarest noun across the retrieved evidence that the
   quote's document does not already name in its title or heading) must be in the quote itself (a
-  table row with its header row). The sentence introducing a list («مدارک زیر:») may name the
-  focus noun for its items, never the specific concept; the section heading or the title alone
-  never carries either.
+  table row with its header row) or in a sentence right next to it in the same paragraph of prose
+  (a list's next item or a table's next row never counts). The sentence introducing a list
+  («مدارک زیر:») may name the focus noun for its items, never the specific concept; the section
+  heading or the title alone never carries either.
 """
 
 from __future__ import annotations
@@ -272,10 +273,13 @@ def carries(
     focus: tuple[Concept, ...],
     tier: tuple[Concept, ...] = (),
     framed_terms: frozenset[str] | None = None,
+    tier_terms: frozenset[str] | None = None,
 ) -> bool:
     """Whether a quote names every focus concept (in its own words or, `framed_terms`, with the
-    sentence introducing its list) and, in its own words, at least one of the most specific ones."""
+    sentence introducing its list) and at least one of the most specific ones, in its own words or
+    (`tier_terms`) with the sentences next to it in its paragraph of prose."""
     framed = unit_terms if framed_terms is None else framed_terms
     if not all(concept.covered_by(framed) for concept in focus):
         return False
-    return not tier or any(concept.covered_by(unit_terms) for concept in tier)
+    specific = unit_terms if tier_terms is None else tier_terms
+    return not tier or any(concept.covered_by(specific) for concept in tier)
