@@ -6,8 +6,24 @@ process-cached), so the triage tests cost one cold start, not one per test.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from insurance_agent.models.chunks import RetrievedChunk
+
+STATUTES = Path(__file__).resolve().parents[2] / "data" / "statutes"
+
+
+def _statute_chunks(name: str, tenant_id: str = "t-law") -> list[RetrievedChunk]:
+    """The chunks of a real statute excerpt (tests/data/statutes/), as retrieval returns them, best first."""
+    from insurance_agent.retrieval.chunking import chunk_document
+    from insurance_agent.retrieval.documents import load_document
+
+    document = load_document(STATUTES / name)
+    return [
+        RetrievedChunk(**chunk.model_dump(), score=0.03 - i * 0.001)
+        for i, chunk in enumerate(chunk_document(document, tenant_id))
+    ]
 
 
 def make_chunk(chunk_id, file_id, title, text, score, product=None, domain="auto", language="fa"):
@@ -22,6 +38,12 @@ def make_chunk(chunk_id, file_id, title, text, score, product=None, domain="auto
         language=language,
         tenant_id="t1",
     )
+
+
+@pytest.fixture(scope="session")
+def statute_chunks():
+    """`statute_chunks(name, tenant_id)`: the chunks of a real statute excerpt of tests/data/statutes/."""
+    return _statute_chunks
 
 
 @pytest.fixture

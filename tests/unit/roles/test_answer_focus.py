@@ -5,29 +5,20 @@ two articles with lettered lists), with questions written for these tests."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from insurance_agent.colloquial import formalize, is_verb_form
 from insurance_agent.lexical import contains, query_concepts, text_terms
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Claim, GenerateRequest, Intent, VerifyRequest
-from insurance_agent.retrieval.chunking import chunk_document
-from insurance_agent.retrieval.documents import load_document
 from insurance_agent.roles.local.generate import LocalGenerator, evidence_units, strip_frame
 from insurance_agent.roles.local.question import focus_concepts, has_number
 from insurance_agent.roles.local.verify import LocalVerifier
 
-EXCERPT = Path(__file__).resolve().parents[2] / "data" / "statutes" / "claims-bylaw-excerpt.md"
-
 
 @pytest.fixture(scope="module")
-def chunks() -> list[RetrievedChunk]:
-    doc = load_document(EXCERPT)
-    return [
-        RetrievedChunk(**chunk.model_dump(), score=0.03 - i * 0.001)
-        for i, chunk in enumerate(chunk_document(doc, "t-law"))
-    ]
+def chunks(statute_chunks) -> list[RetrievedChunk]:
+    return statute_chunks("claims-bylaw-excerpt.md")
 
 
 def ask(chunks, question, message=None):

@@ -13,8 +13,6 @@ from insurance_agent.glossary import GENERIC_NOTIONS, GLOSSARY, LIGHT_NOTIONS
 from insurance_agent.lexical import VERB_WEIGHT, _stems, glossary_entry, noise_terms, query_concepts, terms_of
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import ContextualizeRequest, GenerateRequest, GradeRequest, Intent, VerifyRequest
-from insurance_agent.retrieval.chunking import chunk_document
-from insurance_agent.retrieval.documents import load_document
 from insurance_agent.retrieval.topics import scope_from_payloads
 from insurance_agent.roles.local.contextualize import LocalContextualizer
 from insurance_agent.roles.local.generate import LocalGenerator
@@ -79,7 +77,9 @@ def test_specific_notions_are_key_and_unknown_words_stay_english():
 
 
 def test_an_english_question_searches_with_persian_renderings():
-    query = LocalContextualizer()(ContextualizeRequest(message="Is the fund's income exempt from tax?")).standalone_query
+    query = LocalContextualizer()(
+        ContextualizeRequest(message="Is the fund's income exempt from tax?")
+    ).standalone_query
     assert query.startswith("Is the fund's income exempt from tax?")
     for rendering in ("صندوق", "درآمد", "معاف", "مالیات"):
         assert rendering in query
@@ -96,22 +96,14 @@ def test_an_english_question_is_in_the_scope_of_a_persian_corpus():
 # -- answers on real statute excerpts -------------------------------------------------------------
 
 
-def _chunks(name: str) -> list[RetrievedChunk]:
-    document = load_document(STATUTES / name)
-    return [
-        RetrievedChunk(**chunk.model_dump(), score=0.03 - i * 0.001)
-        for i, chunk in enumerate(chunk_document(document, "t-en"))
-    ]
+@pytest.fixture(scope="module")
+def claims_bylaw(statute_chunks) -> list[RetrievedChunk]:
+    return statute_chunks("claims-bylaw-excerpt.md", "t-en")
 
 
 @pytest.fixture(scope="module")
-def claims_bylaw() -> list[RetrievedChunk]:
-    return _chunks("claims-bylaw-excerpt.md")
-
-
-@pytest.fixture(scope="module")
-def insurance_act() -> list[RetrievedChunk]:
-    return _chunks("insurance-act-excerpt.md")
+def insurance_act(statute_chunks) -> list[RetrievedChunk]:
+    return statute_chunks("insurance-act-excerpt.md", "t-en")
 
 
 def ask(chunks, question):
@@ -160,7 +152,9 @@ def test_a_documents_question_is_answered_by_the_documents_list_not_by_the_condi
 
 
 def test_an_english_question_on_the_insurance_act_gets_the_figure(insurance_act):
-    grade, draft, verdict = ask(insurance_act, "How long is the limitation period for lawsuits arising from an insurance contract?")
+    grade, draft, verdict = ask(
+        insurance_act, "How long is the limitation period for lawsuits arising from an insurance contract?"
+    )
     assert draft.answered, (grade, draft)
     assert "مدت مرور زمان دعاوی ناشیه از بیمه دو سال است" in draft.answer
     assert verdict.grounded, verdict
@@ -181,8 +175,8 @@ def test_an_english_question_on_the_insurance_act_gets_the_figure(insurance_act)
         ("insurance-act-excerpt.md", "Who sets the premium of an insurance policy?"),
     ],
 )
-def test_english_questions_the_excerpt_does_not_answer_are_not_answered(excerpt, question):
-    _, draft, _ = ask(_chunks(excerpt), question)
+def test_english_questions_the_excerpt_does_not_answer_are_not_answered(statute_chunks, excerpt, question):
+    _, draft, _ = ask(statute_chunks(excerpt, "t-en"), question)
     assert not draft.answered, draft.answer
 
 
