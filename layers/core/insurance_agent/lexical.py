@@ -536,16 +536,27 @@ def persian_expansion(text: str) -> list[str]:
     return expansion
 
 
+def _written(text: str) -> str:
+    """`text`'s words in written form, space-separated and space-padded: where a phrase is looked up."""
+    return f" {' '.join(tokens(formalize(text)))} "
+
+
+def _mentions(word: str, written: str, present: frozenset[str]) -> bool:
+    """Whether a text (`_written` form, `text_terms`) says `word`. A phrase counts only as written:
+    «بی بیمه» is not any text with «بیمه» in it; a single word by its stems."""
+    phrase = " ".join(normalize(word).split())
+    if " " in phrase:
+        return f" {phrase} " in written
+    return bool(_stems(word)) and _stems(word) <= present
+
+
 def register_expansion(text: str) -> list[str]:
     """The documents' words for the everyday Persian words of `text` (up to two alternatives each)."""
     present = text_terms(text)
-    words = f" {' '.join(tokens(formalize(text)))} "
+    written = _written(text)
     expansion: list[str] = []
     for word, alternatives in REGISTER.items():
-        phrase = " ".join(normalize(word).split())
-        # a phrase counts only as written: «بی بیمه» is not any text with «بیمه» in it
-        found = f" {phrase} " in words if " " in phrase else bool(_stems(word)) and _stems(word) <= present
-        if found:
+        if _mentions(word, written, present):
             for phrase in alternatives[:2]:
                 if not text_terms(phrase) <= present and phrase not in expansion:
                     expansion.append(phrase)
@@ -563,10 +574,9 @@ def broaden(query: str) -> str:
     for span in _english_spans(core):
         phrases += [phrase for phrase in span.phrases if phrase not in phrases]
     present = text_terms(core)
-    written = f" {' '.join(tokens(formalize(core)))} "
+    written = _written(core)
     for word, alternatives in PERSIAN_SYNONYMS.items():
-        phrase = " ".join(normalize(word).split())
-        if (f" {phrase} " in written) if " " in phrase else bool(_stems(word)) and _stems(word) <= present:
+        if _mentions(word, written, present):
             phrases += [phrase for phrase in alternatives if phrase not in phrases]
     return " ".join(dict.fromkeys([*words, *phrases]))
 
@@ -617,7 +627,7 @@ def _persian_phrases() -> tuple[tuple[str, tuple[frozenset[str], ...]], ...]:
 
 def _persian_phrase_spans(query: str) -> list[tuple[str, tuple[frozenset[str], ...], frozenset[str]]]:
     """The multi-word everyday phrases in `query`: (phrase, its alternatives, the stems it consumes)."""
-    text = f" {' '.join(tokens(formalize(query)))} "
+    text = _written(query)
     spans = []
     for phrase, alternatives in _persian_phrases():
         if f" {phrase} " in text:
@@ -752,6 +762,12 @@ def metadata_text(chunk) -> str:
     """The words naming a chunk's document: title, product, domain and file id ("expat_health" -> "expat health")."""
     parts = [chunk.title, chunk.product or "", chunk.domain or "", chunk.file_id]
     return " ".join(re.sub(r"[^\w]+|_", " ", part) for part in parts if part)
+
+
+def evidence_terms(chunks) -> list[frozenset[str]]:
+    """Each retrieved chunk's words with its document's metadata and heading: what the lexical roles
+    call "the evidence" when they ask whether a query concept appears anywhere."""
+    return [text_terms(f"{metadata_text(chunk)}\n{chunk.heading or ''}\n{chunk.text}") for chunk in chunks]
 
 
 def canonical(text: str) -> str:

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 
 import pytest
-from insurance_agent.lexical import concept_weights, ground_concepts, query_concepts
+from insurance_agent.lexical import concept_weights, evidence_terms, ground_concepts, query_concepts, text_terms
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import GenerateRequest, Intent, VerifyRequest
 from insurance_agent.roles.local.generate import (
     LocalGenerator,
-    evidence_terms,
     evidence_units,
     neighbour_terms,
     quote_terms,
@@ -24,7 +23,6 @@ from insurance_agent.roles.local.generate import (
 )
 from insurance_agent.roles.local.question import carries, specific_tier
 from insurance_agent.roles.local.verify import LocalVerifier
-from insurance_agent.lexical import text_terms
 
 
 @pytest.fixture(scope="module")

@@ -40,6 +40,7 @@ from insurance_agent.lexical import (
     canonical,
     concept_weights,
     coverage,
+    evidence_terms,
     ground_concepts,
     line_terms,
     metadata_text,
@@ -221,12 +222,6 @@ def neighbour_terms(units: list[Unit], index: int) -> frozenset[str]:
         and not units[i].lead
     ]
     return text_terms("\n".join(around))
-
-
-def evidence_terms(chunks) -> list[frozenset[str]]:
-    """Each retrieved chunk's words with its document's metadata and heading: what generate and
-    verify call "the evidence" when they ask whether a query concept appears anywhere."""
-    return [text_terms(f"{metadata_text(chunk)}\n{chunk.heading or ''}\n{chunk.text}") for chunk in chunks]
 
 
 def quote_terms(unit: Unit, lead: bool = False) -> frozenset[str]:

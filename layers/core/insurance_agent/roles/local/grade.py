@@ -19,9 +19,9 @@ from insurance_agent.lexical import (
     Concept,
     concept_weights,
     coverage,
+    evidence_terms,
     ground_concepts,
     line_terms,
-    metadata_text,
     missing_key_concepts,
     query_concepts,
     text_terms,
@@ -51,7 +51,7 @@ class LocalGrader:
         chunks = list(request.chunks)
         if not chunks:
             return GradeResult(verdict=GradeVerdict.INSUFFICIENT, relevance=[])
-        documents = [text_terms(f"{metadata_text(chunk)}\n{chunk.heading or ''}\n{chunk.text}") for chunk in chunks]
+        documents = evidence_terms(chunks)
         concepts = ground_concepts(query_concepts(request.query), documents)
         weights = concept_weights(concepts, documents)
         coverages = [coverage(concepts, terms, weights) for terms in documents]

@@ -128,12 +128,14 @@ def question_shape(query: str, concepts: list[Concept], evidence_words: frozense
         own = tuple(c for c in concepts if c.stems & subject or any(a <= subject for a in c.alternatives))
         if own and len(tokens(match.group("subject"))) <= _MAX_DEFINED_WORDS:
             defines = own
+    # what the question asks, without a cause it states («به علت نداشتن …»)
+    asked = _CAUSE_CLAUSE.sub(" ", normalized)
+    negations = negated_words(_CAUSE_CLAUSE.sub(" ", query), evidence_words)
     return QuestionShape(
         needs_number=bool(_COUNT_OR_DATE.search(normalized) or _COUNT_OR_DATE_EXTRA.search(normalized)),
-        needs_reason=bool(_WHY.search(_CAUSE_CLAUSE.sub(" ", normalized))),
-        negated=bool(negated_words(_CAUSE_CLAUSE.sub(" ", query), evidence_words))
-        or bool(_NEGATED_QUESTION_EN.search(_CAUSE_CLAUSE.sub(" ", normalized))),
-        negations=negated_words(_CAUSE_CLAUSE.sub(" ", query), evidence_words),
+        needs_reason=bool(_WHY.search(asked)),
+        negated=bool(negations) or bool(_NEGATED_QUESTION_EN.search(asked)),
+        negations=negations,
         defines=defines,
     )
 
