@@ -112,3 +112,39 @@ def test_bad_arguments():
         chunk_document(doc(), "")
     with pytest.raises(ValueError):
         chunk_document(doc(), "acme", max_words=10, overlap_words=10)
+
+
+# The shape of a statute's article whose items are paragraphs of their own («ث ـ …» on its own
+# line between blank lines), long enough that the budget cuts the list.
+LIST_ARTICLE = """ماده ۶ـ منابع مالی صندوق عبارتند از:
+
+الف ـ هشت درصد از حق بیمه اجباری شخص ثالث که بیمه‌گران به حساب صندوق واریز می‌کنند.
+
+ب ـ مبالغ بازیافتی از مسببان حوادث و دارندگان وسایل نقلیه فاقد بیمه‌نامه.
+
+پ ـ درآمد حاصل از سرمایه‌گذاری وجوه صندوق در بانک‌ها و اوراق مشارکت.
+
+ت ـ بیست درصد از جریمه‌های وصولی راهنمایی و رانندگی در کل کشور.
+
+ث ـ کمک‌های اعطایی از سوی اشخاص حقیقی یا حقوقی.
+
+ماده ۷ـ صندوق دارای شخصیت حقوقی مستقل است.
+"""
+
+
+def test_a_chunk_starting_inside_a_list_repeats_the_sentence_introducing_it():
+    chunks = chunk_document(doc(LIST_ARTICLE, title="اساسنامه صندوق"), "acme", max_words=40, overlap_words=5)
+    lead = "ماده ۶ـ منابع مالی صندوق عبارتند از:"
+    assert [c.text.split("\n\n")[:2] for c in chunks] == [
+        [lead, "الف ـ هشت درصد از حق بیمه اجباری شخص ثالث که بیمه‌گران به حساب صندوق واریز می‌کنند."],
+        [lead, "پ ـ درآمد حاصل از سرمایه‌گذاری وجوه صندوق در بانک‌ها و اوراق مشارکت."],
+        [lead, "ث ـ کمک‌های اعطایی از سوی اشخاص حقیقی یا حقوقی."],
+    ]
+
+
+def test_the_lead_is_not_repeated_after_the_list_ends_or_when_nothing_is_cut():
+    whole = chunk_document(doc(LIST_ARTICLE, title="اساسنامه صندوق"), "acme")
+    assert len(whole) == 1 and whole[0].text.count("عبارتند از:") == 1
+    after = LIST_ARTICLE.replace("ماده ۷ـ صندوق دارای شخصیت حقوقی مستقل است.", " ".join(["متن"] * 30) + ".")
+    chunks = chunk_document(doc(after, title="اساسنامه صندوق"), "acme", max_words=40, overlap_words=5)
+    assert not chunks[-1].text.startswith("ماده ۶ـ")  # a plain paragraph after the list is no item

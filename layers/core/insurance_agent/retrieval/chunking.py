@@ -3,7 +3,9 @@
 Sizes are counted in whitespace-separated words: cheap, model-independent, and close enough to
 sub-word tokens for a budget (180 words of Persian stay well under a 512-token encoder window).
 Paragraphs are packed whole; only a paragraph longer than the budget is cut, into overlapping
-windows so that a sentence on a cut is whole in one of the two pieces.
+windows so that a sentence on a cut is whole in one of the two pieces. A chunk that starts inside an
+enumerated list («ث ـ بیست درصد …») repeats the sentence introducing the list («منابع مالی صندوق
+عبارتند از:»): without it an item states a rule of an unknown subject, and cannot be quoted.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ MAX_RUN_CHARS = 64
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
 _WORD_WITH_SPACE = re.compile(r"\S+\s*")
+# An enumerated list item: «الف-», «ب ـ», «۱ـ», «۲ –», "2)".
+_ENUMERATED = re.compile(r"^(?:[\u0600-\u06ff]{1,3}|[\d\u06f0-\u06f9]{1,3})\s*[-ـ–—.)]\s*\S")
+_INTRODUCES = (":", "：")
 
 
 @dataclass
@@ -124,10 +129,13 @@ def _sections(text: str) -> list[_Section]:
 
 
 def _pack(paragraphs: list[str], max_words: int, overlap_words: int) -> list[str]:
-    """Greedy packing of whole paragraphs; an over-long paragraph becomes overlapping windows."""
+    """Greedy packing of whole paragraphs; an over-long paragraph becomes overlapping windows. A
+    chunk that starts with an item of a list begun in the previous chunk starts with the list's
+    introducing sentence (when short enough to repeat)."""
     out: list[str] = []
     current: list[str] = []
     current_words = 0
+    lead: str | None = None  # the sentence introducing the list being packed
     for paragraph in paragraphs:
         words = word_count(paragraph)
         if words > max_words:
@@ -135,12 +143,20 @@ def _pack(paragraphs: list[str], max_words: int, overlap_words: int) -> list[str
                 out.append("\n\n".join(current))
                 current, current_words = [], 0
             out.extend(_windows(paragraph, max_words, overlap_words))
+            lead = None
             continue
         if current and current_words + words > max_words:
             out.append("\n\n".join(current))
             current, current_words = [], 0
+            if lead and _ENUMERATED.match(paragraph.lstrip()) and word_count(lead) <= max_words // 3:
+                current, current_words = [lead], word_count(lead)
         current.append(paragraph)
         current_words += words
+        last_line = paragraph.rstrip().splitlines()[-1].strip() if paragraph.strip() else ""
+        if last_line.endswith(_INTRODUCES):
+            lead = last_line
+        elif not _ENUMERATED.match(paragraph.lstrip()):
+            lead = None
     if current:
         out.append("\n\n".join(current))
     return out
