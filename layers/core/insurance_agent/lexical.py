@@ -479,6 +479,14 @@ def _english_spans(text: str) -> list[EnglishSpan]:
 
 
 _BRACKETED = re.compile(r"\s*\[[^\[\]]*\]\s*$")
+# Compound prepositions and conjunctions («در صورتی که», «به دلیل», «در مورد», «از طریق»): they
+# frame what is asked and are never it. Left in, «صورتی» and «دلیل» became rare and heavy concepts
+# that no answer repeats.
+_FUNCTION_PHRASES = re.compile(
+    r"(?<!\w)(?:در[\s\u200c]+صورتی[\s\u200c]*که|در[\s\u200c]+صورت|"
+    r"به[\s\u200c]+(?:دلیل|علت|خاطر|سبب|واسطه|منظور|موجب|عنوان)|بخاطر|از[\s\u200c]+طریق|"
+    r"در[\s\u200c]+(?:مورد|خصوص|طول|حالی[\s\u200c]*که|رابطه[\s\u200c]+با)|با[\s\u200c]+توجه[\s\u200c]+به)(?!\w)"
+)
 VERB_WEIGHT = 0.3
 
 
@@ -487,7 +495,7 @@ def query_concepts(query: str) -> list[Concept]:
 
     A bracketed tail (contextualize's renderings and synonyms, for retrieval) adds no concept: those
     words are already alternatives of the concepts they render."""
-    query = _BRACKETED.sub("", query)
+    query = _FUNCTION_PHRASES.sub(" ", _BRACKETED.sub("", query))
     concepts: list[Concept] = []
     seen_stems: set[str] = set()
     for span in _english_spans(query):

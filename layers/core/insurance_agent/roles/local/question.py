@@ -72,23 +72,59 @@ _FOCUS = re.compile(r"(?<!\w)(?:چه|کدام|کدوم|کدامین|which|what)\
 _FOCUS_VOID = frozenset(
     "کس کسی کسانی شخص شخصی اشخاص اشخاصی فرد فردی افراد افرادی مرجع مرجعی مراجع مراجعی نهاد نهادی "
     "چیز چیزی چیزهایی نوع نوعی جور جوری طور طوری صورت صورتی شکل شکلی کار کاری اندازه وقت "
+    # «چه شرطی», «بر چه مبنایی», «به چه نحوی»: a condition, a basis or a procedure is asked for, and
+    # the rule states it in its own words («مستلزم …», «بر اساس …»), not by naming the kind
+    "شرط شرطی شرایطی مبنا مبنایی مبنای نحو نحوی نحوه روش روشی ترتیب ترتیبی "
     "kind sort type way is are was were do does did can could should would will the a an of".split()
 )
 # Measure nouns: "in what period / to what extent / what share" asks for a quantity.
 _MEASURE = re.compile(
-    r"^(?:مدت|مدتی|میزان|میزانی|مقدار|مقداری|مبلغ|مبلغی|درصد|درصدی|نسبت|نسبتی|تعداد|زمان|زمانی|سال|سالی|"
+    r"^(?:مدت|مدتی|مهلت|مهلتی|میزان|میزانی|مقدار|مقداری|مبلغ|مبلغی|درصد|درصدی|نسبت|نسبتی|تعداد|زمان|زمانی|سال|سالی|"
     r"ماه|ماهی|روز|روزی|تاریخ|تاریخی|سن|سنی|حد|حدی|سقف|رقم|رقمی|"
     r"percentage|percent|amount|period|age|year|date|time|rate|limit|share|sum|proportion|extent)$"
 )
 # Words that bound or count a quantity: «حداقل مبلغ», "maximum", «چند نفر»: the form of the answer.
-_MEASURE_MODIFIER = re.compile(r"^(?:حداقل|حداکثر|کمترین|بیشترین|نفر|نفری|minimum|maximum|least|most)$")
+_MEASURE_MODIFIER = re.compile(
+    r"^(?:حداقل|حداکثر|کمترین|بیشترین|نفر|نفری|minimum|maximum|least|most|up to|at most|at least)$"
+)
 # "How much" and "in what period / to what extent" ask for a figure as well.
 _COUNT_OR_DATE_EXTRA = re.compile(
-    r"(?<!\w)(?:(?:چه|کدام|کدوم)\s+(?:مدت|میزان|مقدار|مبلغ|درصد|نسبت|زمان|تاریخ|سن)|چقدر|چقد|چه قدر)|"
+    r"(?<!\w)(?:(?:چه|کدام|کدوم)\s+(?:مدت|مهلت|میزان|مقدار|مبلغ|درصد|نسبت|زمان|تاریخ|سن)|چقدر|چقد|چه قدر)|"
     r"\bhow (?:much|long|soon|old)\b|\bwhat (?:percentage|amount|share|rate)\b"
 )
 _SUBJECT_WORDS = 3
+# A question word (the clause that has one asks).
+_ASKING = re.compile(
+    r"(?<!\w)(?:چه|چی|چیه|چند|چقدر|چقد|کی|کجا|کدام|کدوم|آیا|ایا|چطور|چطوری|چگونه|چجوری|چرا|مگه|"
+    r"how|what|which|when|where|who|whom|whose|why)(?!\w)",
+    re.IGNORECASE,
+)
+_SENTENCES = re.compile(r"(?<=[.!?؟])\s+")
+_COMMA = re.compile(r"[،,;؛]\s*")
+# contextualize's bracketed renderings for retrieval, after the question
+_TAIL = re.compile(r"\s*\[[^\[\]]*\]\s*$")
 _MAX_DEFINED_WORDS = 3
+# A negative auxiliary opening an English question asks for confirmation ("Isn't it covered?").
+_RHETORICAL_EN = re.compile(
+    r"(?:^|(?<=[.!?]\s))(?:aren't|isn't|don't|doesn't|didn't|shouldn't|can't|won't|wouldn't|hasn't|haven't)\b",
+    re.IGNORECASE,
+)
+
+
+def asking_part(text: str) -> str:
+    """What `text` asks, without the circumstances a customer tells first: its sentences that end in
+    a question mark ("… . Does the government pay …?"), and of such a sentence its last clause when
+    that clause has a question word («چند ساله تصادف نداشتم، هر سال چقدر تخفیف …؟»). All of `text`
+    when no sentence ends in a question mark."""
+    text = _TAIL.sub("", text)
+    questions = [sentence for sentence in _SENTENCES.split(text.strip()) if sentence.rstrip().endswith(("?", "؟"))]
+    if not questions:
+        return text
+    asked = []
+    for sentence in questions:
+        last = _COMMA.split(sentence)[-1]
+        asked.append(last if _ASKING.search(last) else sentence)
+    return " ".join(asked)
 
 
 @dataclass(frozen=True)
@@ -128,9 +164,12 @@ def question_shape(query: str, concepts: list[Concept], evidence_words: frozense
         own = tuple(c for c in concepts if c.stems & subject or any(a <= subject for a in c.alternatives))
         if own and len(tokens(match.group("subject"))) <= _MAX_DEFINED_WORDS:
             defines = own
-    # what the question asks, without a cause it states («به علت نداشتن …»)
-    asked = _CAUSE_CLAUSE.sub(" ", normalized)
-    negations = negated_words(_CAUSE_CLAUSE.sub(" ", query), evidence_words)
+    # what the question asks, without a cause it states («به علت نداشتن …») or the circumstances
+    # told before it («چند ساله تصادف نداشتم، هر سال چقدر تخفیف …؟»)
+    asked = _CAUSE_CLAUSE.sub(" ", asking_part(normalized))
+    negations = negated_words(_CAUSE_CLAUSE.sub(" ", asking_part(query)), evidence_words)
+    if _RHETORICAL_EN.search(asked):
+        asked = _RHETORICAL_EN.sub(" ", asked)  # "Aren't they supposed to …?" asks whether they are
     return QuestionShape(
         needs_number=bool(_COUNT_OR_DATE.search(normalized) or _COUNT_OR_DATE_EXTRA.search(normalized)),
         needs_reason=bool(_WHY.search(asked)),
