@@ -22,6 +22,10 @@ one thread.
 Fit / report split: every item (a chain counts as one item, so it stays whole) goes to the FIT or
 the REPORT half by the first byte of sha256(id). Only FIT failures may be looked at when deciding
 what to change (`--verbose` prints those and nothing of the REPORT half); both halves are reported.
+
+`--questions FILE` runs another labelled set over the same corpus: `benchmarks/data/law_dev_questions.json`
+holds questions written for development on these documents (not derived from the set's own questions);
+its entries say `"half": "fit"`, so all of them may be examined.
 """
 
 from __future__ import annotations
@@ -96,7 +100,7 @@ def items_of(questions: list[dict]) -> list[dict]:
             ]
         else:
             turns = [(entry["kind"], entry)]
-        items.append({"id": entry["id"], "half": half_of(entry["id"]), "turns": turns})
+        items.append({"id": entry["id"], "half": entry.get("half") or half_of(entry["id"]), "turns": turns})
     return items
 
 
@@ -200,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--home", type=Path, help="AGENT_HOME to use (default: a fresh temporary folder)")
     parser.add_argument("--json", type=Path, help="write every reply's verdict and the summaries here")
     parser.add_argument("--verbose", action="store_true", help="print the FIT half's failures (never the REPORT half's)")
+    parser.add_argument("--questions", type=Path, help="questions file (default: questions.json in --data)")
     parser.add_argument("--half", choices=("fit", "report"), help="run only this half (default: both)")
     parser.add_argument(
         "--skip-ingest", action="store_true", help="reuse the corpus already ingested in --home (iterating on roles)"
@@ -222,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from agent_local.stack import LocalStack
 
-    items = items_of(json.loads((args.data / "questions.json").read_text(encoding="utf-8")))
+    questions = args.questions or args.data / "questions.json"
+    items = items_of(json.loads(questions.read_text(encoding="utf-8")))
     if args.half:
         items = [item for item in items if item["half"] == args.half]
     if args.skip_ingest and not args.home:
