@@ -81,3 +81,20 @@ def test_a_broken_plural_meets_its_singular():
 def test_what_becomes_of_someone_is_answered_by_who_is_obliged_to_do_what():
     duty = concept("تکلیف مسافران چه می‌شود؟", "تکلیف")
     assert duty.covered_by(text_terms("شرکت مربوط موظفند نسبت به انتقال مسافران اقدام نمایند"))
+
+
+def test_depreciation_is_one_notion_not_a_price_and_a_drop():
+    depreciation = concept("طرف مقابل افت قیمت ماشینم را گرفته، سال بعد بیمه‌اش گران‌تر می‌شود؟", "افت قیمت")
+    assert depreciation.covered_by(text_terms("هر گونه افزایش حق بیمه بابت پرداخت خسارت کسر قیمت وسیله نقلیه"))
+    # «قیمت» alone is also the premium («حق بیمه») and «افت» any decrease: neither is depreciation
+    assert not depreciation.covered_by(text_terms("کاهش حق بیمه و هزینه‌های صدور بیمه‌نامه"))
+
+
+def test_insurers_split_at_the_joiner_are_not_expensive():
+    # «بیمه‌گرانی» (insurers) split at its joiner used to give «گران» (expensive)
+    expensive = concept("سال بعد حق بیمه گران‌تر می‌شود؟", "گران")
+    for text in ("اطلاعات کلیه بیمه‌گرانی که در بیمه شخص ثالث فعالیت داشته‌اند", "بيمه‌گران موظفند"):
+        assert not expensive.covered_by(text_terms(text))
+        assert "گر" in text_terms(text)  # as «بیمه‌گر» is
+    assert expensive.covered_by(text_terms("حق بیمه گران است"))
+    assert expensive.covered_by(text_terms("حق بیمه‌گران‌تر شد"))

@@ -60,6 +60,10 @@ REGISTER: dict[str, tuple[str, ...]] = {
     "جانی": ("بدنی",),
     "خسارت دیده": ("زیان دیده",),
     "طرف مقابل": ("زیان دیده", "شخص ثالث"),
+    # depreciation of a repaired car: one notion, never "price" (the premium) and "drop" apart
+    "افت قیمت": ("کسر قیمت", "افت ارزش", "کاهش ارزش"),
+    "افت ماشین": ("کسر قیمت",),
+    "افت خودرو": ("کسر قیمت",),
     "اتوبوس": ("حمل مسافر", "وسیله نقلیه عمومی"),
     "مینی بوس": ("حمل مسافر", "وسیله نقلیه عمومی"),
     "تاکسی": ("حمل مسافر", "وسیله نقلیه عمومی"),
@@ -209,6 +213,12 @@ _NOISE_WORDS = (
 )
 
 
+# «بیمه‌گران» (insurers) split at its joiner is «بیمه» and «گران», which is also "expensive": the
+# agentive plural is the agentive «گر», as in «بیمه‌گر». Written with a space the two cannot be told
+# apart («حق بیمه گران است»), so only the joined forms are read so.
+_INSURERS = re.compile(r"(بیمه|بيمه)\u200c?گران(?:ی)?(?![\w\u200c])")
+
+
 def terms_of(text: str) -> list[str]:
     """Lemma-like terms of `text`: its words in written form (colloquial.py), stemmed twice, numbers whole.
 
@@ -217,6 +227,7 @@ def terms_of(text: str) -> list[str]:
     word itself: a suffix-stripper also turns «خانم» into «خان» and «قیمت» into «قیم».
     """
     stop = stopwords()
+    text = _INSURERS.sub(r"\1 گر", text)
     result = [
         _lemma(token)
         for token in tokens(formalize(text))
