@@ -721,10 +721,11 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "sold": ("فروش", "انتقال"),
     "sale": ("فروش",),
     "selling": ("فروش",),
-    "buy": ("خرید", "خریداری", "تملک"),
+    "buy": ("خرید", "خریداری", "تهیه", "تملک"),
     "buying": ("خرید", "خریداری", "تملک"),
     "bought": ("خرید", "خریداری", "تملک"),
-    "purchase": ("خرید", "خریداری", "تملک"),
+    "purchase": ("خرید", "خریداری", "تهیه", "تملک"),
+    "purchased": ("خرید", "خریداری", "تهیه", "تملک"),
     "acquire": ("تملک", "تحصیل", "خرید"),
     "acquisition": ("تملک", "تحصیل", "خرید"),
     "hold": ("دارا", "تملک", "دارنده"),
@@ -884,6 +885,9 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     # -- the words of a question that carry meaning ----------------------------------------------
     "must": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند", "الزامی"),
     "have to": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند", "الزامی"),
+    "supposed to": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند"),
+    "supposed": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند"),
+    "expected to": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند"),
     "has to": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند", "الزامی"),
     "had to": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند"),
     "need to": ("ضروری",),
@@ -1027,7 +1031,9 @@ LIGHT_NOTIONS = frozenset(
         "sufficient", "show", "display", "displayed", "visible", "give", "use", "using", "within", "go to",
         "apply", "receive", "received", "obtain", "request", "review", "written", "state", "stated", "mention",
         "mentioned", "specified", "without", "immediately", "provide", "present", "inform", "notify", "notification", "announce", "announced", "publish",
-        "published",
+        "published", "supposed to", "supposed", "expected to",
+        # everyday acts whose statutes' words vary («خرید», «تهیه», «اخذ», «صدور» of a policy)
+        "buy", "bought", "buying", "purchase", "purchased",
     ]
 )
 

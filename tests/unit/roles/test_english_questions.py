@@ -133,6 +133,10 @@ def ask(chunks, question):
             "راننده مسبب حادثه می‌تواند با ارایه مدارک موضوع این ماده",
         ),
         ("What documents do I need to claim property damage from the insurer?", "پ ـ مدرک شناسایی راننده مسبب حادثه."),
+        (  # "supposed to" is the bylaw's «موظف است»: a modal, not a notion the quote must name
+            "Is the traffic police supposed to reply within two weeks?",
+            "ظرف دو هفته پاسخ دهد.",
+        ),
     ],
 )
 def test_english_questions_on_the_claims_bylaw_quote_the_sentence_that_answers(claims_bylaw, question, sentence):
