@@ -69,6 +69,18 @@ def test_a_spoken_verb_the_evidence_never_uses_weighs_as_little_as_a_common_one(
     assert noun_weights["زلزله"] == max(noun_weights.values())
 
 
+def test_a_continuous_verb_is_a_verb_with_or_without_its_joiner():
+    from insurance_agent.lexical import VERB_WEIGHT
+
+    weights = {c.label: c.weight for c in query_concepts("اگر پلیس نگهم دارد ماشین را میبرن پارکینگ؟")}
+    assert weights["میبرن"] == VERB_WEIGHT and weights["پارکینگ"] == 1.0
+    # «می‌خورد» split at its joiner leaves «خورد», which alone would be read as a noun
+    weights = {c.label: c.weight for c in query_concepts("هر سال چقدر تخفیف به من می‌خورد؟")}
+    assert weights["خورد"] == VERB_WEIGHT and weights["تخفیف"] == 1.0
+    # a common word that starts like one is not a verb: «میزان» is "amount"
+    assert {c.label: c.weight for c in query_concepts("میزان خسارت چقدر است؟")}["میزان"] == 1.0
+
+
 def test_a_broken_plural_meets_its_singular():
     car = concept("ماشینش توقیف شده، چه کنم؟", "ماشینش")
     assert car.covered_by(text_terms("ناشی از وسایل نقلیه"))  # «وسایل» is the plural of «وسیله»

@@ -286,8 +286,26 @@ def _past_stems() -> frozenset[str]:
 
 
 def is_verb_form(token: str) -> bool:
-    """Whether a (normalised) token is a conjugated verb form, spoken or written."""
-    return token in verb_forms()
+    """Whether a (normalised) token is a conjugated verb form, spoken or written: a known form, or a
+    spoken continuous one written without its joiner («میبرن», «میسوزه»: «می» + a form) that is
+    not a common word by itself («میزان» is "amount", not «می» + «زان»)."""
+    if token in verb_forms():
+        return True
+    for prefix in _CONTINUOUS:
+        rest = token[len(prefix) :]
+        if token.startswith(prefix) and len(rest) >= 2 and rest in verb_forms():
+            return frequency(token) < _NOUN_STEM_FREQUENCY
+    return False
+
+
+# The continuous prefix; written with a joiner («می‌خورد») it is a token of its own (continues_verb).
+_CONTINUOUS = ("نمی", "می")
+
+
+def continues_verb(previous: str) -> bool:
+    """Whether the token after `previous` is a verb: «می‌خورد» and «نمی‌دهند» split at their joiner
+    give «می» / «نمی» and then the verb («خورد», which alone reads as a past stem noun)."""
+    return previous in _CONTINUOUS
 
 
 _WORD = re.compile(rf"[\w{ZWNJ}]+")

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from insurance_agent.colloquial import base_form, formalize, is_verb_form
+from insurance_agent.colloquial import base_form, continues_verb, formalize, is_verb_form
 from insurance_agent.glossary import ENGLISH_NOISE, GENERIC_NOTIONS, GLOSSARY, LIGHT_NOTIONS
 from insurance_agent.text import normalize, numbers_in, stemmer, stopwords, tokens
 
@@ -525,14 +525,17 @@ def query_concepts(query: str) -> list[Concept]:
     for label, alternatives, words in _persian_phrase_spans(query):
         concepts.append(Concept(label, alternatives, key=True))
         seen_stems |= words
+    previous = ""
     for token in tokens(formalize(query)):
+        verb = is_verb_form(token) or continues_verb(previous)
+        previous = token
         if token.isascii():
             continue  # Latin words were handled above, numbers are handled below
         for term in terms_of(token):
             if term in noise_terms() or term in seen_stems:
                 continue
             alternatives = (frozenset([term]), *synonyms.get(term, ()))
-            if is_verb_form(token):
+            if verb:
                 concepts.append(Concept(token, alternatives, key=False, weight=VERB_WEIGHT))
             else:
                 key = len(alternatives) > 1 and term not in _generic_stems()
