@@ -110,3 +110,18 @@ def test_insurers_split_at_the_joiner_are_not_expensive():
         assert "گر" in text_terms(text)  # as «بیمه‌گر» is
     assert expensive.covered_by(text_terms("حق بیمه گران است"))
     assert expensive.covered_by(text_terms("حق بیمه‌گران‌تر شد"))
+
+
+def test_a_plural_possessive_is_stripped_and_a_plural_in_an_meets_its_singular():
+    from insurance_agent.lexical import terms_of
+
+    assert terms_of("درمانمون کارشان") == ["درمان", "کار"]
+    assert terms_of("سازمان ساختمان") == ["سازمان", "ساختمان"]  # words of their own
+    villagers = concept("بیمه درمانمون مثل روستایی‌ها حساب می‌شود؟", "روستایی")
+    assert villagers.covered_by(text_terms("عشایر کوچ رو از مزایای روستاییان برخوردارند."))
+
+
+def test_spoken_adverbs_are_not_concepts():
+    found = [c.label for c in query_concepts("ما هی کوچ می‌کنیم، اصلا بیمه داریم؟ حتما باید کارت داشته باشد؟")]
+    assert not {"هی", "اصلا", "حتما"} & set(found)
+    assert {"کوچ", "کارت"} <= set(found)

@@ -201,6 +201,20 @@ def strip_possessive(word: str) -> str:
     return word
 
 
+_PLURAL_POSSESSIVES = ("مان", "تان", "شان", "مون", "تون", "شون")
+
+
+def strip_plural_possessive(word: str) -> str:
+    """`word` without a plural possessive, written or spoken («درمانمون», «کارشان» -> «درمان»,
+    «کار»), when the base is a common word far more common than the word: «سازمان», «ساختمان» and
+    «قهرمان» are words of their own."""
+    for clitic in _PLURAL_POSSESSIVES:
+        base = word[: -len(clitic)].rstrip(ZWNJ)
+        if word.endswith(clitic) and _more_common(base, word):
+            return base
+    return word
+
+
 def _nasal_vowel(word: str) -> str:
     """Spoken «ون/وم» for written «ان/ام» («مونده» -> «مانده», «تموم» -> «تمام»): taken only when the
     written form is a common word and far more common than the spoken one."""

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from insurance_agent.colloquial import base_form, continues_verb, formalize, is_verb_form
+from insurance_agent.colloquial import base_form, continues_verb, formalize, is_verb_form, strip_plural_possessive
 from insurance_agent.glossary import ENGLISH_NOISE, GENERIC_NOTIONS, GLOSSARY, LIGHT_NOTIONS
 from insurance_agent.text import normalize, numbers_in, stemmer, stopwords, tokens
 
@@ -206,6 +206,8 @@ _NOISE_WORDS = (
     "نام اسم اسمش اسمشون ببرید بنویسید بفرمایید بگین ان اند هستن بودن name named called "
     "نیست نیستش نیستن نیستند کنی بکنی نکنی باشی نباشی دهی بدهی شوی بشوی "
     "اومد اومده میاد میان شه بشه تونه میتونه بتونه کنن چه‌صورت صورت "
+    # spoken adverbs and intensifiers («هی کوچ می‌کنیم», «اصلا تصادف نداشتم», «حتما باید»)
+    "هی اصلا اصلاً حتما حتماً واقعا واقعاً دقیقا دقیقاً کلا کلاً همش تقریبا تقریباً "
     # conjunctions that open a condition («چنانچه خسارت … باشد»): the condition's words count, not them
     "چنانچه هرگاه درصورتیکه درصورتی‌که "
     # «بر اساس چه …؟», «از لحاظ»: compound prepositions, not things asked about
@@ -285,6 +287,7 @@ def _lemma(token: str) -> str:
         return stem(token)
     if token in BROKEN_PLURALS:
         return _deepen(BROKEN_PLURALS[token])
+    token = strip_plural_possessive(token)
     first = base_form(token, stem(token))
     return _deepen(first)
 
@@ -535,6 +538,9 @@ def query_concepts(query: str) -> list[Concept]:
             if term in noise_terms() or term in seen_stems:
                 continue
             alternatives = (frozenset([term]), *synonyms.get(term, ()))
+            if term.endswith("ی") and len(term) >= 4:
+                # the plural in «ان» of a word in «ی» («روستایی» / «روستاییان») is left whole by the stemmer
+                alternatives = (*alternatives, frozenset([f"{term}ان"]))
             if verb:
                 concepts.append(Concept(token, alternatives, key=False, weight=VERB_WEIGHT))
             else:
