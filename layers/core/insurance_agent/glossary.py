@@ -882,6 +882,31 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "active": ("وضعیت", "status"),
     "valid": ("وضعیت", "status", "پایان", "معتبر"),
     "status": ("وضعیت",),
+    # -- a customer's circumstances: everyday words for what statutes name otherwise ---------------
+    "office": ("دفتر", "شعبه", "نمایندگی"),
+    "center": ("مرکز", "مراکز", "شبکه"),
+    "centers": ("مرکز", "مراکز", "شبکه"),
+    "shop": ("تعمیرگاه", "فروشگاه", "واحد"),
+    "official": ("مجاز", "رسمی"),
+    "bill": ("هزینه", "صورتحساب"),
+    "bills": ("هزینه", "صورتحساب"),
+    "lost": ("زیان", "خسارت"),
+    "afford": ("توانایی", "توانائی", "تمکن", "استطاعت"),
+    "belongs": ("متعلق", "مالکیت", "مالک"),
+    "belong": ("متعلق", "مالکیت", "مالک"),
+    "lease": ("اجاره", "متصرف", "استیجاری"),
+    "leasing": ("اجاره", "متصرف", "استیجاری"),
+    "rent": ("اجاره", "متصرف", "استیجاری"),
+    "renting": ("اجاره", "متصرف", "استیجاری"),
+    "missed": ("عدم پرداخت", "تأخیر"),
+    "electrics": ("برق", "الکتریکی"),
+    "messed up": ("قصور", "تقصیر", "اشتباه", "تخلف"),
+    "dragging": ("تأخیر", "قصور"),
+    "on the hook": ("مسئول", "مسئولیت", "تعهد"),
+    "confirm": ("تأیید", "استعلام", "پاسخ"),
+    "waiting": ("موکول", "منتظر", "انتظار"),
+    "wait": ("موکول", "منتظر", "انتظار"),
+    "hold up": ("موکول", "تأخیر", "معطل"),
     # -- the words of a question that carry meaning ----------------------------------------------
     "must": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند", "الزامی"),
     "have to": ("موظف", "مکلف", "ملزم", "موظفند", "مکلفند", "ملزمند", "الزامی"),
@@ -1018,6 +1043,10 @@ GENERIC_NOTIONS = frozenset(
     "higher more lower less below above first second country universal "
     "قیمت هزینه پول خونه خانه تمام تموم انقضا منقضی اعتبار فعال فعاله".split()
     + [
+        # a customer's circumstances: what the quote answers seldom repeats them
+        "office", "center", "centers", "shop", "official", "bill", "bills", "lost", "afford", "belongs",
+        "belong", "lease", "leasing", "rent", "renting", "missed", "electrics", "messed up", "dragging",
+        "on the hook",
         "insurance company", "insurance companies", "insurance policy", "insured person", "at least",
         "at most", "up to", "more than", "less than", "per cent",
     ]
@@ -1033,7 +1062,7 @@ LIGHT_NOTIONS = frozenset(
         "mentioned", "specified", "without", "immediately", "provide", "present", "inform", "notify", "notification", "announce", "announced", "publish",
         "published", "supposed to", "supposed", "expected to",
         # everyday acts whose statutes' words vary («خرید», «تهیه», «اخذ», «صدور» of a policy)
-        "buy", "bought", "buying", "purchase", "purchased",
+        "buy", "bought", "buying", "purchase", "purchased", "confirm", "waiting", "wait", "hold up",
     ]
 )
 
@@ -1053,5 +1082,7 @@ ENGLISH_NOISE = (
     "whom whose himself herself themselves yourselves after before during until since while get gets got "
     "getting long arise arises arising resulting time times duration number include included includes "
     "full complete cases needed per both either neither certain specific particular "
-    "due regarding concerning related relating involved whole instead automatically later"
+    "due regarding concerning related relating involved whole instead automatically later "
+    # particles of phrasal verbs ("end up", "look into", "get back") and connectives
+    "up over into onto out off down back because couple meantime"
 )

@@ -228,3 +228,12 @@ def test_no_and_without_state_a_condition_not_a_negated_question(question, negat
     from insurance_agent.roles.local.question import question_shape
 
     assert question_shape(question, query_concepts(question), frozenset()).negated is negated
+
+
+def test_a_customers_circumstances_and_phrasal_particles_are_not_what_a_quote_must_name():
+    concepts = {c.label: c for c in query_concepts("If the carmaker and I end up in court over a defect, who pays?")}
+    assert not {"up", "over"} & set(concepts)  # particles of "end up", not notions
+    told = {c.label: c for c in query_concepts("I'm leasing a car that belongs to someone else. Who has to insure it?")}
+    # everyday words with the statutes' renderings («متصرف», «مالکیت»), never key notions
+    assert told["leasing"].covered_by(frozenset(terms_of("مالک وسیله نقلیه یا متصرف آن")))
+    assert not told["leasing"].key and not told["belongs"].key
