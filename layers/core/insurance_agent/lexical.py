@@ -60,6 +60,7 @@ REGISTER: dict[str, tuple[str, ...]] = {
     "جانی": ("بدنی",),
     "خسارت دیده": ("زیان دیده",),
     "طرف مقابل": ("زیان دیده", "شخص ثالث"),
+    "گارانتی": ("ضمانت", "تضمین"),
     # depreciation of a repaired car: one notion, never "price" (the premium) and "drop" apart
     "افت قیمت": ("کسر قیمت", "افت ارزش", "کاهش ارزش"),
     "افت ماشین": ("کسر قیمت",),
@@ -538,13 +539,14 @@ def query_concepts(query: str) -> list[Concept]:
             if term in noise_terms() or term in seen_stems:
                 continue
             alternatives = (frozenset([term]), *synonyms.get(term, ()))
+            # a word with a register rendering names a notion (key); its own plural does not make it one
+            key = len(alternatives) > 1 and term not in _generic_stems()
             if term.endswith("ی") and len(term) >= 4:
                 # the plural in «ان» of a word in «ی» («روستایی» / «روستاییان») is left whole by the stemmer
                 alternatives = (*alternatives, frozenset([f"{term}ان"]))
             if verb:
                 concepts.append(Concept(token, alternatives, key=False, weight=VERB_WEIGHT))
             else:
-                key = len(alternatives) > 1 and term not in _generic_stems()
                 concepts.append(Concept(token, alternatives, key=key))
             seen_stems.add(term)
     for number in sorted(numbers_in(query)):

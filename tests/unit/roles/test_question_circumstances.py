@@ -105,3 +105,24 @@ def test_an_item_of_a_list_cut_by_the_chunk_budget_is_quoted_under_its_lead():
     question = "چند درصد از جریمه‌های راهنمایی و رانندگی به منابع مالی صندوق می‌رسد؟"
     draft = LocalGenerator()(GenerateRequest(route=Intent.KNOWLEDGE, message=question, query=question, chunks=[second]))
     assert draft.answered and "بیست درصد" in draft.answer
+
+
+def test_the_kind_of_answer_a_question_word_asks_for_is_no_concept():
+    from insurance_agent.roles.local.question import without_kinds
+
+    def kept(question):
+        return [c.label for c in without_kinds(question, query_concepts(question))]
+
+    assert "شرطی" not in kept("برای رفع توقیف خودرو چه شرطی لازم است؟")
+    assert "مبنایی" not in kept("کاهش تخفیف بر چه مبنایی محاسبه می‌شود؟")
+    assert "مهلتی" not in kept("صندوق در چه مهلتی باید نتیجه را اعلام کند؟")
+    # a thing asked for stays: the answer must name the documents
+    assert "مدارکی" in kept("چه مدارکی لازم است؟")
+    # «شرط» that is not governed by a question word is content
+    assert "شرط" in kept("شرط پرداخت خسارت چیست؟")
+
+
+def test_a_words_own_plural_does_not_make_it_a_key_notion():
+    keys = {c.label: c.key for c in query_concepts("ما روستایی هستیم، گارانتی چقدر است؟")}
+    assert keys["روستایی"] is False  # only its plural «روستاییان» as an alternative
+    assert keys["گارانتی"] is True  # a register word: the law's «ضمانت» / «تضمین»

@@ -59,6 +59,7 @@ from insurance_agent.roles.local.question import (
     has_number,
     question_shape,
     specific_tier,
+    without_kinds,
 )
 from insurance_agent.text import detect_language, display_text, normalize, split_sentences, tokens
 
@@ -377,7 +378,7 @@ class LocalGenerator:
     def _extract(self, request: GenerateRequest) -> GenerateResult:
         chunks = list(request.chunks)
         documents = evidence_terms(chunks)
-        concepts = ground_concepts(query_concepts(request.query), documents)
+        concepts = ground_concepts(without_kinds(request.query, query_concepts(request.query)), documents)
         if not concepts or not chunks:
             return self._abstain()
         rejected = [canonical(item) for item in request.feedback if canonical(item)]

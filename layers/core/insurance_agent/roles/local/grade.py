@@ -28,6 +28,7 @@ from insurance_agent.lexical import (
 )
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import ChunkRelevance, GradeRequest, GradeResult, GradeVerdict
+from insurance_agent.roles.local.question import without_kinds
 
 # Words every document is about, whether or not its title says so.
 _GENERIC_LABEL_WORDS = "بیمه بیمه نامه insurance policy policies plan"
@@ -52,7 +53,7 @@ class LocalGrader:
         if not chunks:
             return GradeResult(verdict=GradeVerdict.INSUFFICIENT, relevance=[])
         documents = evidence_terms(chunks)
-        concepts = ground_concepts(query_concepts(request.query), documents)
+        concepts = ground_concepts(without_kinds(request.query, query_concepts(request.query)), documents)
         weights = concept_weights(concepts, documents)
         coverages = [coverage(concepts, terms, weights) for terms in documents]
         relevance = [
