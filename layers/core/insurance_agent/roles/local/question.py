@@ -227,19 +227,15 @@ def fits(shape: QuestionShape, unit: str, context: str, topic_terms: frozenset[s
     return True
 
 
-# Kinds of answer a question word can govern that a time-limit answer never names: «ظرف پانزده روز»
-# answers «چه مهلتی» without the word «مهلت».
-_TIME_KINDS = frozenset("مهلت مهلتی مدت مدتی زمان زمانی وقت وقتی".split())
-
-
 def without_kinds(query: str, concepts: list[Concept]) -> list[Concept]:
     """`concepts` without the kind of answer a question word asks for («چه شرطی», «بر چه مبنایی»,
-    «در چه مهلتی», «چه کسی»): the rule states the condition, the basis or the time limit in its own
-    words, so the kind is not a word the answer must share."""
+    «چه کسی»): the rule states the condition or the basis in its own words, so the kind is not a
+    word the answer must share. A time limit («چه مهلتی») stays: with it gone, a deadline of the
+    same authority for another act covered the rest of the question."""
     kinds = set()
     for match in _FOCUS.finditer(normalize(formalize(query))):
         word = match.group(1).strip("؟?!.,،؛:")
-        if word in _FOCUS_VOID or word in _TIME_KINDS:
+        if word in _FOCUS_VOID:
             kinds.add(word)
     return [concept for concept in concepts if concept.label not in kinds] if kinds else concepts
 
