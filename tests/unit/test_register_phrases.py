@@ -125,3 +125,15 @@ def test_spoken_adverbs_are_not_concepts():
     found = [c.label for c in query_concepts("ما هی کوچ می‌کنیم، اصلا بیمه داریم؟ حتما باید کارت داشته باشد؟")]
     assert not {"هی", "اصلا", "حتما"} & set(found)
     assert {"کوچ", "کارت"} <= set(found)
+
+
+def test_an_absent_word_meets_the_evidence_word_of_its_arabic_root():
+    from insurance_agent.lexical import ground_concepts
+
+    documents = [text_terms("در صورت وجود نقص در مدارک ارایه شده، بیمه‌گر موظف است مراتب را ظرف سه روز اعلام کند.")]
+    question = "اگر مدارک ناقص باشد بیمه‌گر ظرف چه مدتی باید اطلاع دهد؟"
+    incomplete = next(c for c in ground_concepts(query_concepts(question), documents) if c.label == "ناقص")
+    assert incomplete.covered_by(documents[0])  # «ناقص» and «نقص»: one root
+    # a word the evidence has keeps its own meaning only
+    kept = next(c for c in ground_concepts(query_concepts("نقص مدارک"), documents) if c.label == "نقص")
+    assert kept.alternatives == (frozenset({"نقص"}),)

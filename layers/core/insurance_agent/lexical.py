@@ -715,6 +715,7 @@ def ground_concepts(concepts: Sequence[Concept], documents: Sequence[frozenset[s
             extra += [frozenset([word]) for word in _spelling_variants(term, vocabulary)]
             extra += _compound_splits(term, vocabulary)
             extra += [frozenset([word]) for word in _typo_variants(term, vocabulary)]
+            extra += [frozenset([word]) for word in _root_variants(term, vocabulary)]
         if extra:
             concept = Concept(concept.label, tuple(dict.fromkeys([*concept.alternatives, *extra])), concept.key, concept.weight)
         grounded.append(concept)
@@ -742,6 +743,23 @@ def _typo_variants(term: str, vocabulary: frozenset[str]) -> list[str]:
     if len(term) < 5:
         return []
     return sorted(word for word in vocabulary if not word.isascii() and _one_slip(term, word))
+
+
+def _skeleton(word: str) -> str:
+    """The word without its long vowels after the first letter: the consonants of an Arabic root."""
+    return word[:1] + re.sub("[اویآ]", "", word[1:])
+
+
+def _root_variants(term: str, vocabulary: frozenset[str]) -> list[str]:
+    """Evidence words of the same Arabic pattern-root as a word the evidence does not contain: the
+    adjective and the noun of one root («ناقص» / «نقص», «شامل» / «شمول»), which legal Persian
+    uses interchangeably. Roots of three consonants or more; words of four letters or more."""
+    if len(term) < 4:
+        return []
+    root = _skeleton(term)
+    if len(root) < 3:
+        return []
+    return sorted(word for word in vocabulary if word != term and not word.isascii() and _skeleton(word) == root)
 
 
 def _one_slip(a: str, b: str) -> bool:
