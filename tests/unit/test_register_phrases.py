@@ -137,3 +137,17 @@ def test_an_absent_word_meets_the_evidence_word_of_its_arabic_root():
     # a word the evidence has keeps its own meaning only
     kept = next(c for c in ground_concepts(query_concepts("نقص مدارک"), documents) if c.label == "نقص")
     assert kept.alternatives == (frozenset({"نقص"}),)
+
+
+def test_a_word_the_evidence_has_also_meets_its_suffixed_derivation_elsewhere():
+    from insurance_agent.lexical import ground_concepts
+
+    documents = [
+        text_terms("شرکت بیمه به پرداخت جزای نقدی محکوم شد"),
+        text_terms("هرگاه ظرف پنج سال پس از محکومیت تخلفی از همان نوع ارتکاب یابد"),
+    ]
+    convicted = next(c for c in ground_concepts(query_concepts("شرکتی که قبلا محکوم شده"), documents) if c.label == "محکوم")
+    assert convicted.covered_by(documents[1])
+    # short words stay as they are: «سال» is not «سالم»
+    year = next(c for c in ground_concepts(query_concepts("هر سال"), [text_terms("سال و سالم")]) if c.label == "سال")
+    assert year.alternatives == (frozenset({"سال"}),)

@@ -209,6 +209,8 @@ _NOISE_WORDS = (
     "اومد اومده میاد میان شه بشه تونه میتونه بتونه کنن چه‌صورت صورت "
     # spoken adverbs and intensifiers («هی کوچ می‌کنیم», «اصلا تصادف نداشتم», «حتما باید»)
     "هی اصلا اصلاً حتما حتماً واقعا واقعاً دقیقا دقیقاً کلا کلاً همش تقریبا تقریباً "
+    # «امکان‌پذیر است؟»: "is it possible", split at its joiner
+    "امکان‌پذیر امکانپذیر پذیر "
     # conjunctions that open a condition («چنانچه خسارت … باشد»): the condition's words count, not them
     "چنانچه هرگاه درصورتیکه درصورتی‌که "
     # «بر اساس چه …؟», «از لحاظ»: compound prepositions, not things asked about
@@ -694,15 +696,27 @@ def ground_concepts(concepts: Sequence[Concept], documents: Sequence[frozenset[s
     Colloquial and inflected forms miss the stemmer («تهرانه» for «تهران است», «دوستای» for
     «دوستان»), and compounds are written joined or apart («سرماخوردگی» / «سرما خوردگی»). A query
     word found in no document gets, as alternatives, the document words that it extends or that
-    extend it by at most two letters (the shorter one 3+ letters), and a split of it into two
-    document words. Words the evidence contains as they are keep their meaning unchanged.
+    extend it by at most two letters (the shorter one 3+ letters), a split of it into two document
+    words, a word one typing slip away and a word of the same Arabic root. A word the evidence
+    contains as it is only gains the evidence words that extend it by one or two letters when it
+    has five letters or more («محکوم» / «محکومیت»): shorter ones are too often other words.
     """
     vocabulary = frozenset().union(*documents) if documents else frozenset()
     grounded = []
     for concept in concepts:
-        if any(concept.covered_by(terms) for terms in documents) or concept.label.isascii():
+        if concept.label.isascii():
             # An English term's renderings are the documents' written forms already: a word one
             # letter from one of them is another word («مجاز», allowed, for «مجازات», penalty).
+            grounded.append(concept)
+            continue
+        if any(concept.covered_by(terms) for terms in documents):
+            # present as written, it also meets its suffixed derivations in the other chunks
+            # («محکوم» / «محکومیت», «مسئول» / «مسئولیت»): one notion, which a stemmer leaves apart
+            derived = [frozenset([word]) for term in _single_terms(concept) for word in _derived_forms(term, vocabulary)]
+            if derived:
+                concept = Concept(
+                    concept.label, tuple(dict.fromkeys([*concept.alternatives, *derived])), concept.key, concept.weight
+                )
             grounded.append(concept)
             continue
         extra: list[frozenset[str]] = []
@@ -720,6 +734,17 @@ def ground_concepts(concepts: Sequence[Concept], documents: Sequence[frozenset[s
             concept = Concept(concept.label, tuple(dict.fromkeys([*concept.alternatives, *extra])), concept.key, concept.weight)
         grounded.append(concept)
     return grounded
+
+
+def _single_terms(concept: Concept) -> list[str]:
+    return [next(iter(alternative)) for alternative in concept.alternatives if len(alternative) == 1]
+
+
+def _derived_forms(term: str, vocabulary: frozenset[str]) -> list[str]:
+    """Evidence words that extend a Persian word of five letters or more by one or two letters."""
+    if len(term) < 5 or term.isascii():
+        return []
+    return [word for word in _spelling_variants(term, vocabulary) if len(word) > len(term)]
 
 
 def _spelling_variants(term: str, vocabulary: frozenset[str]) -> list[str]:
