@@ -28,6 +28,8 @@ def test_everyday_words_match_the_bylaws_words():
     assert at_fault.covered_by(text_terms("راننده مسبب حادثه می‌تواند به بیمه‌گر مراجعه کند"))
     bodily = concept("خسارت جانی را چه کسی می‌دهد؟", "جانی")
     assert bodily.covered_by(text_terms("پرداخت خسارت بدنی"))
+    maker = concept("خودروساز تا کی باید قطعه بدهد؟", "خودروساز")
+    assert maker.covered_by(text_terms("عرضه‌کننده موظف به تأمین قطعات یدکی است"))
     truck = concept("کامیون توقیف شده چه می‌شود؟", "کامیون")
     assert truck.covered_by(text_terms("وسایل نقلیه باربری"))
     insurer = concept("حداقل سهامداران یک شرکت بیمه", "شرکت بیمه")

@@ -61,6 +61,9 @@ REGISTER: dict[str, tuple[str, ...]] = {
     "خسارت دیده": ("زیان دیده",),
     "طرف مقابل": ("زیان دیده", "شخص ثالث"),
     "گارانتی": ("ضمانت", "تضمین"),
+    # the car consumer law names the maker and the seller by their role
+    "خودروساز": ("تولید کننده", "عرضه کننده"),
+    "کارخانه": ("تولید کننده", "عرضه کننده"),
     # depreciation of a repaired car: one notion, never "price" (the premium) and "drop" apart
     "افت قیمت": ("کسر قیمت", "افت ارزش", "کاهش ارزش"),
     "افت ماشین": ("کسر قیمت",),
