@@ -1060,9 +1060,7 @@ LIGHT_NOTIONS = frozenset(
         "sufficient", "show", "display", "displayed", "visible", "give", "use", "using", "within", "go to",
         "apply", "receive", "received", "obtain", "request", "review", "written", "state", "stated", "mention",
         "mentioned", "specified", "without", "immediately", "provide", "present", "inform", "notify", "notification", "announce", "announced", "publish",
-        "published", "supposed to", "supposed", "expected to",
-        # everyday acts whose statutes' words vary («خرید», «تهیه», «اخذ», «صدور» of a policy)
-        "buy", "bought", "buying", "purchase", "purchased", "confirm", "waiting", "wait", "hold up",
+        "published", "supposed to", "supposed", "expected to", "confirm", "waiting", "wait", "hold up",
     ]
 )
 
