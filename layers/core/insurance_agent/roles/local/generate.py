@@ -306,7 +306,7 @@ def strip_frame(text: str, titles: list[str]) -> str:
 
 class LocalGenerator:
     def __init__(
-        self, min_support: float = 0.6, max_quotes: int = 3, relative_floor: float = 0.75, min_words: int = 3
+        self, min_support: float = 0.55, max_quotes: int = 3, relative_floor: float = 0.75, min_words: int = 3
     ) -> None:
         self.min_support = min_support
         self.max_quotes = max_quotes
