@@ -1,0 +1,92 @@
+"""Precision when the answer is not in the corpus: each question asked of the statutes without the one
+that holds its answer.
+
+    .venv/bin/python benchmarks/law_without_source.py --data <insurance-law-fa folder> [--questions FILE]
+
+For every document of the set's corpus, the other documents are ingested into a fresh AGENT_HOME and
+the questions whose only expected document is the removed one are asked (each in a new thread,
+through `insurance_law_fa.py`, so the real graph answers). None of them can be answered correctly
+any more: a reply with status `answer` and citations is a confident answer from a document that
+does not hold the fact. The figure to watch is how many of the questions get one; the default
+questions are the development set of `benchmarks/data/` (single questions, chains left out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_QUESTIONS = HERE / "data" / "law_dev_questions.json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True, help="folder with corpus/ (insurance-law-fa)")
+    parser.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS)
+    parser.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
+    args = parser.parse_args(argv)
+    documents = sorted((args.data / "corpus").glob("*.md"))
+    if not documents:
+        parser.error(f"{args.data}/corpus has no documents")
+    questions = json.loads(args.questions.read_text(encoding="utf-8"))
+    work = args.work or Path(tempfile.mkdtemp(prefix="agent-law-nosource-"))
+    asked = answered = 0
+    for document in documents:
+        file_id = document.stem
+        own = [
+            {"id": q["id"], "kind": "unanswerable", "question": q["question"], "half": "fit"}
+            for q in questions
+            if q.get("file_ids") == [file_id]
+        ]
+        if not own:
+            continue
+        folder = work / file_id
+        shutil.rmtree(folder, ignore_errors=True)
+        (folder / "corpus").mkdir(parents=True)
+        for other in documents:
+            if other != document:
+                shutil.copy(other, folder / "corpus" / other.name)
+        (folder / "questions.json").write_text("[]", encoding="utf-8")
+        (folder / "asked.json").write_text(json.dumps(own, ensure_ascii=False), encoding="utf-8")
+        subprocess.run(
+            [
+                sys.executable,
+                str(HERE / "insurance_law_fa.py"),
+                "--data",
+                str(folder),
+                "--questions",
+                str(folder / "asked.json"),
+                "--home",
+                str(folder / "home"),
+                "--json",
+                str(folder / "replies.json"),
+            ],
+            check=False,  # it exits 1 when the set's goals are not met, which is expected here
+            stdout=subprocess.DEVNULL,
+        )
+        if not (folder / "replies.json").is_file():
+            print(f"{file_id}: the benchmark wrote no replies, see {folder}", file=sys.stderr)
+            return 1
+        replies = json.loads((folder / "replies.json").read_text(encoding="utf-8"))["replies"]
+        errors = [r for r in replies if r["reason"] == "system_error"]
+        if errors:
+            print(f"{file_id}: {len(errors)} replies ended in system_error, see {folder}", file=sys.stderr)
+            return 1
+        wrong = [r for r in replies if r["verdict"] == "wrong"]
+        asked += len(replies)
+        answered += len(wrong)
+        print(f"without {file_id}: {len(wrong)} of {len(replies)} answered from another document")
+        for reply in wrong:
+            print(f"    {reply['id']}: cited {reply['cited_files']}")
+    print(f"answered without their source: {answered} of {asked} ({answered / max(asked, 1):.1%})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
