@@ -299,6 +299,10 @@ def _past_stems() -> frozenset[str]:
         return frozenset(normalize(cell) for row in csv.reader(handle) for cell in row[1:4:2] if cell)
 
 
+# The continuous prefix; written with a joiner («می‌خورد») it is a token of its own (continues_verb).
+_CONTINUOUS = ("نمی", "می")
+
+
 def is_verb_form(token: str) -> bool:
     """Whether a (normalised) token is a conjugated verb form, spoken or written: a known form, or a
     spoken continuous one written without its joiner («میبرن», «میسوزه»: «می» + a form) that is
@@ -310,10 +314,6 @@ def is_verb_form(token: str) -> bool:
         if token.startswith(prefix) and len(rest) >= 2 and rest in verb_forms():
             return frequency(token) < _NOUN_STEM_FREQUENCY
     return False
-
-
-# The continuous prefix; written with a joiner («می‌خورد») it is a token of its own (continues_verb).
-_CONTINUOUS = ("نمی", "می")
 
 
 def continues_verb(previous: str) -> bool:

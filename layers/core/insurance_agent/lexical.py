@@ -499,6 +499,13 @@ def _english_spans(text: str) -> list[EnglishSpan]:
 
 
 _BRACKETED = re.compile(r"\s*\[[^\[\]]*\]\s*$")
+
+
+def without_renderings(query: str) -> str:
+    """`query` without contextualize's bracketed tail of renderings and synonyms for retrieval."""
+    return _BRACKETED.sub("", query)
+
+
 # Compound prepositions and conjunctions («در صورتی که», «به دلیل», «در مورد», «از طریق»): they
 # frame what is asked and are never it. Left in, «صورتی» and «دلیل» became rare and heavy concepts
 # that no answer repeats.
@@ -515,7 +522,7 @@ def query_concepts(query: str) -> list[Concept]:
 
     A bracketed tail (contextualize's renderings and synonyms, for retrieval) adds no concept: those
     words are already alternatives of the concepts they render."""
-    query = _FUNCTION_PHRASES.sub(" ", _BRACKETED.sub("", query))
+    query = _FUNCTION_PHRASES.sub(" ", without_renderings(query))
     concepts: list[Concept] = []
     seen_stems: set[str] = set()
     for span in _english_spans(query):
@@ -723,10 +730,7 @@ def ground_concepts(concepts: Sequence[Concept], documents: Sequence[frozenset[s
             grounded.append(concept)
             continue
         extra: list[frozenset[str]] = []
-        for alternative in concept.alternatives:
-            if len(alternative) != 1:
-                continue
-            (term,) = alternative
+        for term in _single_terms(concept):
             if term.isascii():
                 continue
             extra += [frozenset([word]) for word in _spelling_variants(term, vocabulary)]

@@ -41,7 +41,6 @@ from insurance_agent.lexical import (
     concept_weights,
     coverage,
     evidence_terms,
-    ground_concepts,
     line_terms,
     metadata_text,
     missing_key_concepts,
@@ -58,8 +57,8 @@ from insurance_agent.roles.local.question import (
     focus_concepts,
     has_number,
     question_shape,
+    question_concepts,
     specific_tier,
-    without_kinds,
 )
 from insurance_agent.text import detect_language, display_text, normalize, split_sentences, tokens
 
@@ -378,7 +377,7 @@ class LocalGenerator:
     def _extract(self, request: GenerateRequest) -> GenerateResult:
         chunks = list(request.chunks)
         documents = evidence_terms(chunks)
-        concepts = ground_concepts(without_kinds(request.query, query_concepts(request.query)), documents)
+        concepts = question_concepts(request.query, documents)
         if not concepts or not chunks:
             return self._abstain()
         rejected = [canonical(item) for item in request.feedback if canonical(item)]

@@ -20,15 +20,13 @@ from insurance_agent.lexical import (
     concept_weights,
     coverage,
     evidence_terms,
-    ground_concepts,
     line_terms,
     missing_key_concepts,
-    query_concepts,
     text_terms,
 )
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import ChunkRelevance, GradeRequest, GradeResult, GradeVerdict
-from insurance_agent.roles.local.question import without_kinds
+from insurance_agent.roles.local.question import question_concepts
 
 # Words every document is about, whether or not its title says so.
 _GENERIC_LABEL_WORDS = "بیمه بیمه نامه insurance policy policies plan"
@@ -53,7 +51,7 @@ class LocalGrader:
         if not chunks:
             return GradeResult(verdict=GradeVerdict.INSUFFICIENT, relevance=[])
         documents = evidence_terms(chunks)
-        concepts = ground_concepts(without_kinds(request.query, query_concepts(request.query)), documents)
+        concepts = question_concepts(request.query, documents)
         weights = concept_weights(concepts, documents)
         coverages = [coverage(concepts, terms, weights) for terms in documents]
         relevance = [

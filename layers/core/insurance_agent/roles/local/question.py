@@ -29,7 +29,16 @@ import re
 from dataclasses import dataclass
 
 from insurance_agent.colloquial import formalize, is_verb_form
-from insurance_agent.lexical import Concept, generic_stems, noise_terms, terms_of, text_terms
+from insurance_agent.lexical import (
+    Concept,
+    generic_stems,
+    ground_concepts,
+    noise_terms,
+    query_concepts,
+    terms_of,
+    text_terms,
+    without_renderings,
+)
 from insurance_agent.text import normalize, tokens
 
 _COUNT_OR_DATE = re.compile(
@@ -101,8 +110,6 @@ _ASKING = re.compile(
 )
 _SENTENCES = re.compile(r"(?<=[.!?؟])\s+")
 _COMMA = re.compile(r"[،,;؛]\s*")
-# contextualize's bracketed renderings for retrieval, after the question
-_TAIL = re.compile(r"\s*\[[^\[\]]*\]\s*$")
 _MAX_DEFINED_WORDS = 3
 # A negative auxiliary opening an English question asks for confirmation ("Isn't it covered?").
 _RHETORICAL_EN = re.compile(
@@ -116,7 +123,7 @@ def asking_part(text: str) -> str:
     a question mark ("… . Does the government pay …?"), and of such a sentence its last clause when
     that clause has a question word («چند ساله تصادف نداشتم، هر سال چقدر تخفیف …؟»). All of `text`
     when no sentence ends in a question mark."""
-    text = _TAIL.sub("", text)
+    text = without_renderings(text)
     questions = [sentence for sentence in _SENTENCES.split(text.strip()) if sentence.rstrip().endswith(("?", "؟"))]
     if not questions:
         return text
@@ -168,8 +175,7 @@ def question_shape(query: str, concepts: list[Concept], evidence_words: frozense
     # told before it («چند ساله تصادف نداشتم، هر سال چقدر تخفیف …؟»)
     asked = _CAUSE_CLAUSE.sub(" ", asking_part(normalized))
     negations = negated_words(_CAUSE_CLAUSE.sub(" ", asking_part(query)), evidence_words)
-    if _RHETORICAL_EN.search(asked):
-        asked = _RHETORICAL_EN.sub(" ", asked)  # "Aren't they supposed to …?" asks whether they are
+    asked = _RHETORICAL_EN.sub(" ", asked)  # "Aren't they supposed to …?" asks whether they are
     return QuestionShape(
         needs_number=bool(_COUNT_OR_DATE.search(normalized) or _COUNT_OR_DATE_EXTRA.search(normalized)),
         needs_reason=bool(_WHY.search(asked)),
@@ -227,17 +233,25 @@ def fits(shape: QuestionShape, unit: str, context: str, topic_terms: frozenset[s
     return True
 
 
+def _governed_words(query: str) -> list[str]:
+    """The words a question word governs («چه مدارکی» -> «مدارکی», "which court" -> "court")."""
+    words = (match.group(1).strip("؟?!.,،؛:") for match in _FOCUS.finditer(normalize(formalize(query))))
+    return [word for word in words if word]
+
+
 def without_kinds(query: str, concepts: list[Concept]) -> list[Concept]:
     """`concepts` without the kind of answer a question word asks for («چه شرطی», «بر چه مبنایی»,
     «چه کسی»): the rule states the condition or the basis in its own words, so the kind is not a
     word the answer must share. A time limit («چه مهلتی») stays: with it gone, a deadline of the
     same authority for another act covered the rest of the question."""
-    kinds = set()
-    for match in _FOCUS.finditer(normalize(formalize(query))):
-        word = match.group(1).strip("؟?!.,،؛:")
-        if word in _FOCUS_VOID:
-            kinds.add(word)
+    kinds = {word for word in _governed_words(query) if word in _FOCUS_VOID}
     return [concept for concept in concepts if concept.label not in kinds] if kinds else concepts
+
+
+def question_concepts(query: str, documents: list[frozenset[str]]) -> list[Concept]:
+    """What grade and generate look for in the evidence: the query's concepts without the kind of
+    answer asked for, in the evidence's spelling (lexical.ground_concepts)."""
+    return ground_concepts(without_kinds(query, query_concepts(query)), documents)
 
 
 def focus_concepts(query: str, concepts: list[Concept]) -> tuple[Concept, ...]:
@@ -246,9 +260,8 @@ def focus_concepts(query: str, concepts: list[Concept]) -> tuple[Concept, ...]:
     verbs and generic words ("cover", «هزینه») are no focus; an English word counts only when the
     glossary renders it (otherwise no Persian sentence could name it)."""
     found: list[Concept] = []
-    for match in _FOCUS.finditer(normalize(formalize(query))):
-        word = match.group(1).strip("؟?!.,،؛:")
-        if not word or word in _FOCUS_VOID or _MEASURE.match(word) or is_verb_form(word):
+    for word in _governed_words(query):
+        if word in _FOCUS_VOID or _MEASURE.match(word) or is_verb_form(word):
             continue
         stems = frozenset(terms_of(word)) - noise_terms()
         if not stems or stems <= generic_stems():
