@@ -56,9 +56,14 @@ _DETACHED_SUFFIX = re.compile(r"(?<=[\u0600-\u06ff]) (ها|های|هایی|ی|ا
 _DETACHED_PREFIX = re.compile(r"(?<![\w])(ن?می) (?=[\u0600-\u06ff])")
 
 
+# A direction mark (U+200E/U+200F) inside a Persian word stands in for the half-space in text from word
+# processors («بیمه» RLM «نامه»): dropped, it would glue two words into one that matches neither.
+_MARK_IN_WORD = re.compile("(?<=[\u0600-\u06ff])[\u200e\u200f]+(?=[\u0600-\u06ff])")
+
+
 def normalize(text: str, *, keep_zwnj: bool = False) -> str:
     """Canonical form of `text` for matching: one spelling per word, Latin digits, single spaces."""
-    text = unicodedata.normalize("NFKC", text).translate(_CHAR_MAP)
+    text = _MARK_IN_WORD.sub(ZWNJ, unicodedata.normalize("NFKC", text)).translate(_CHAR_MAP)
     text = _DIACRITICS.sub("", text)
     text = _SPACES.sub(" ", text)
     text = re.sub(f" ?{ZWNJ}+ ?", ZWNJ, text)
@@ -69,14 +74,17 @@ def normalize(text: str, *, keep_zwnj: bool = False) -> str:
     return text.strip().lower()
 
 
-_DISPLAY_MAP = str.maketrans({"ي": "ی", "ى": "ی", "ك": "ک", "\u200e": None, "\u200f": None, "\u00ad": ZWNJ})
+_DISPLAY_MAP = str.maketrans({"ي": "ی", "ى": "ی", "ك": "ک", "\u00ad": ZWNJ})
+_LOOSE_MARK = re.compile("[\u200e\u200f](?![\u0600-\u06ff])|(?<![\u0600-\u06ff])[\u200e\u200f]")
 
 
 def display_text(text: str) -> str:
-    """Source text as shown to a user: Arabic ي/ك/ى in their Persian forms, direction marks dropped,
-    a soft hyphen (a half-space stand-in, as in `normalize`) shown as the half-space. Words, digits
-    and punctuation are kept exactly: a quote stays a quote and still matches its source."""
-    return re.sub(f"{ZWNJ}{{2,}}", ZWNJ, text.translate(_DISPLAY_MAP))
+    """Source text as shown to a user: Arabic ي/ك/ى in their Persian forms, direction marks between
+    words dropped, a soft hyphen (a half-space stand-in, as in `normalize`) shown as the half-space.
+    Words, digits and punctuation are kept exactly, and so is a mark inside a word (it stands in for
+    the half-space there, and dropped it would join two words): a quote stays a quote and still
+    matches its source."""
+    return re.sub(f"{ZWNJ}{{2,}}", ZWNJ, _LOOSE_MARK.sub("", text.translate(_DISPLAY_MAP)))
 
 
 def detect_language(text: str) -> str:
