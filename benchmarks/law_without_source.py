@@ -22,6 +22,9 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from insurance_law_fa import half_of  # noqa: E402
+
 DEFAULT_QUESTIONS = HERE / "data" / "law_dev_questions.json"
 
 
@@ -30,6 +33,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True, help="folder with corpus/ (insurance-law-fa)")
     parser.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS)
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
+    parser.add_argument(
+        "--half",
+        choices=("fit", "report"),
+        help="ask only this half (an entry's own `half`, else the benchmark's split by id); the REPORT "
+        "half prints counts only",
+    )
     args = parser.parse_args(argv)
     documents = sorted((args.data / "corpus").glob("*.md"))
     if not documents:
@@ -43,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             {"id": q["id"], "kind": "unanswerable", "question": q["question"], "half": "fit"}
             for q in questions
             if q.get("file_ids") == [file_id]
+            and (args.half is None or (q.get("half") or half_of(q["id"])) == args.half)
         ]
         if not own:
             continue
@@ -82,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         asked += len(replies)
         answered += len(wrong)
         print(f"without {file_id}: {len(wrong)} of {len(replies)} answered from another document")
-        for reply in wrong:
+        for reply in wrong if args.half != "report" else ():
             print(f"    {reply['id']}: cited {reply['cited_files']}")
     print(f"answered without their source: {answered} of {asked} ({answered / max(asked, 1):.1%})")
     return 0
