@@ -186,7 +186,7 @@ PERSIAN_SYNONYMS: dict[str, tuple[str, ...]] = {
 # Words that name a line of insurance or a product.
 _LINE_WORDS = (
     "بدنه ثالث درمان تکمیلی عمر آتش سوزی مسافرتی زلزله سیل مسئولیت موتورسیکلت خودرو ماشین حوادث "
-    "پزشکان دندانپزشکی باربری کشتی حیوانات سرقت "
+    "پزشکان دندانپزشکی باربری کشتی حیوانات سرقت سلامت "
     "body third party health medical supplementary life fire travel earthquake flood liability motorcycle "
     "car vehicle accident dental cargo marine pet theft"
 )
@@ -774,7 +774,23 @@ def _typo_variants(term: str, vocabulary: frozenset[str]) -> list[str]:
     another word than a typo)."""
     if len(term) < 5:
         return []
-    return sorted(word for word in vocabulary if not word.isascii() and _one_slip(term, word))
+    return sorted(
+        word for word in vocabulary if not word.isascii() and _one_slip(term, word) and not _pattern_pair(term, word)
+    )
+
+
+def _pattern_pair(a: str, b: str) -> bool:
+    """Two words one «ی» apart that start with «ت»: two patterns of one Arabic root (تفعیل / تفعّل),
+    not a slip: «توقیف» (impounding) / «توقف» (stopping), «تحویل» / «تحول», «تعلیق» / «تعلق»."""
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return (
+        a[0] == b[0] == "ت"
+        and len(long) == len(short) + 1
+        and any(long[i] == "ی" and long[:i] + long[i + 1 :] == short for i in range(2, len(long) - 1))
+    )
+
+
+_DERIVED_PREFIX = frozenset("تماآ")
 
 
 def _skeleton(word: str) -> str:
@@ -785,13 +801,19 @@ def _skeleton(word: str) -> str:
 def _root_variants(term: str, vocabulary: frozenset[str]) -> list[str]:
     """Evidence words of the same Arabic pattern-root as a word the evidence does not contain: the
     adjective and the noun of one root («ناقص» / «نقص», «شامل» / «شمول»), which legal Persian
-    uses interchangeably. Roots of three consonants or more; words of four letters or more."""
-    if len(term) < 4:
+    uses interchangeably. Roots of three consonants or more; words of four letters or more. Not a
+    word with a derived-form prefix (ت، م، ا): with its vowels dropped, «توقیف» (impounding) would
+    meet «توقف» (stopping), two forms of one root that mean different things."""
+    if len(term) < 4 or term[0] in _DERIVED_PREFIX:
         return []
     root = _skeleton(term)
     if len(root) < 3:
         return []
-    return sorted(word for word in vocabulary if word != term and not word.isascii() and _skeleton(word) == root)
+    return sorted(
+        word
+        for word in vocabulary
+        if word != term and not word.isascii() and word[0] not in _DERIVED_PREFIX and _skeleton(word) == root
+    )
 
 
 def _one_slip(a: str, b: str) -> bool:

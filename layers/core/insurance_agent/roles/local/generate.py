@@ -56,9 +56,11 @@ from insurance_agent.roles.local.question import (
     fits,
     focus_concepts,
     has_number,
+    named_lines,
     question_shape,
     question_concepts,
     specific_tier,
+    without_references,
 )
 from insurance_agent.text import detect_language, display_text, normalize, split_sentences, tokens
 
@@ -224,11 +226,13 @@ def neighbour_terms(units: list[Unit], index: int) -> frozenset[str]:
     return text_terms("\n".join(around))
 
 
-def quote_terms(unit: Unit, lead: bool = False) -> frozenset[str]:
+def quote_terms(unit: Unit, lead: bool = False, referred: bool = True) -> frozenset[str]:
     """The terms a quote carries by itself: its own words and, for a table row, the header row;
     with `lead`, also the sentence introducing its list («مدارک زیر:»), which names what the items
-    are but not what each says. Never the section heading or the document title."""
-    return text_terms(f"{unit.text}\n{unit.lead if lead else ''}\n{unit.header or ''}")
+    are but not what each says. Never the section heading or the document title. Without
+    `referred`, not the nouns the quote only refers to («مدارک لازم»)."""
+    text = unit.text if referred else without_references(unit.text)
+    return text_terms(f"{text}\n{unit.lead if lead else ''}\n{unit.header or ''}")
 
 
 @dataclass(frozen=True)
@@ -389,6 +393,7 @@ class LocalGenerator:
         asked = question_shape(request.query, concepts, frozenset(w for c in chunks for w in tokens(c.text)))
         present = [any(concept.covered_by(terms) for terms in documents) for concept in concepts]
         focus = focus_concepts(request.query, concepts)
+        lines = named_lines(request.query, concepts)
         # A follow-up («برای صاحبان مشاغل آزاد چطور؟») is contextualized into the previous question
         # plus its own words: what it newly asks about is in its own words, and the previous
         # question's subject (which it replaces) must not be demanded of the quote.
@@ -417,6 +422,8 @@ class LocalGenerator:
             tier = specific_tier(concepts, weights, topic, present)
             # An English question's specific notions must all be in the quote (question.py).
             needed = focus + english_keys(concepts, topic)
+            # The line of insurance asked about, when the document does not name it (question.py).
+            line_open = bool(lines) and not any(line.covered_by(topic) for line in lines)
             # What the document's title names (its subject: «حق بیمه», "supplementary health") the
             # quote need not repeat; of the rest, the quote must cover enough by itself.
             unnamed = [i for i, concept in enumerate(own_concepts) if not concept.covered_by(title)]
@@ -446,6 +453,10 @@ class LocalGenerator:
                     or bool(_LABELLED.match(unit.text))
                 )
                 carried = quote_terms(unit, lead=listed)
+                if line_open and not any(line.covered_by(quote_terms(unit, lead=True)) for line in lines):
+                    continue  # «بیمه درمان» asked, and a sentence on vehicle premiums (question.py)
+                if focus and not all(c.covered_by(quote_terms(unit, lead=True, referred=False)) for c in focus):
+                    continue  # «چه مدارکی؟» and a sentence that only mentions «مدارک لازم» (question.py)
                 beside = carried | neighbour_terms(units, index)
                 if not carries(carried, needed, tier, quote_terms(unit, lead=True), beside):
                     continue  # the right topic, but not what is asked: a confident wrong answer

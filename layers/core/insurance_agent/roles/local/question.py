@@ -21,6 +21,12 @@ document that shares the question's topic but not the thing asked about is a con
   (a list's next item or a table's next row never counts). The sentence introducing a list
   («مدارک زیر:») may name the focus noun for its items, never the specific concept; the section
   heading or the title alone never carries either.
+- A focus noun the quote only refers to («مدارک لازم», "the required documents") is not named:
+  a sentence on refusing claimants who bring the necessary documents does not say which they are.
+- The line of insurance a question asks about («بیمه درمان», "health insurance") must be the
+  quote's: named by its document's title or heading, or by the quote itself (one of them, when
+  the question names several). A sentence on the premiums of
+  vehicle insurance that names a spouse and children does not say who a health policy covers.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from insurance_agent.lexical import (
     Concept,
     generic_stems,
     ground_concepts,
+    line_terms,
     noise_terms,
     query_concepts,
     terms_of,
@@ -293,6 +300,54 @@ def _informative(concept: Concept) -> bool:
         and not _MEASURE_MODIFIER.match(concept.label)
         and not _generic(concept)
     )
+
+
+# A noun with a modifier that points elsewhere for what it is («مدارک لازم», «مرجع ذیربط», "the
+# required documents"), unless the sentence goes on to say it («… لازم شامل …», «… لازم عبارتند از»).
+_REFERENCE_FA = re.compile(
+    r"(?<!\w)\S+\s+(?:لازم|مربوطه?|مذکور|مقرر|یاد\s?شده|فوق(?:\s?الذکر)?|مورد\s+نیاز|ذی\s?ربط|پیش\s?گفته)(?!\w)"
+    r"(?!\s*(?:را\s+)?(?:شامل|عبارت|به\s+شرح|[:：]))"
+)
+_REFERENCE_EN = re.compile(
+    r"\b(?:required|necessary|relevant|said|aforementioned|prescribed|applicable|needed)\s+\w+\b"
+    r"(?!\s*(?:are|include|including|as follows|[:：]))",
+    re.IGNORECASE,
+)
+
+
+def without_references(text: str) -> str:
+    """`text` without the nouns it only refers to («مدارک لازم», "the required documents")."""
+    return _REFERENCE_EN.sub(" ", _REFERENCE_FA.sub(" ", normalize(text)))
+
+
+_INSURANCE_WORD = re.compile(r"^(?:بیمه|insurance|policy|policies|cover|coverage)$")
+_LINE_WINDOW = 2
+
+
+def named_lines(query: str, concepts: list[Concept]) -> tuple[Concept, ...]:
+    """The concepts that name the line of insurance the question asks about: a line word («درمان»,
+    «ثالث», "health") within two words after «بیمه» (Persian puts the modifier after the noun: «بیمه
+    درمانم», «بیمه‌نامه شخص ثالث») or before "insurance"/"policy" in English, in the asking part
+    («من بیمه شخص ثالث دارم. فرانشیز بیمه بدنه چقدر است؟» asks about «بدنه»)."""
+    words = tokens(normalize(formalize(asking_part(query))))
+    lines = line_terms()
+    found: list[Concept] = []
+    for index, word in enumerate(words):
+        if not _INSURANCE_WORD.match(word):
+            continue
+        if word.isascii():
+            window = words[max(0, index - _LINE_WINDOW) : index]
+        else:
+            window = words[index + 1 : index + 1 + _LINE_WINDOW]
+        for near in window:
+            stems = frozenset(terms_of(near))
+            if not stems & lines:
+                continue
+            for concept in concepts:
+                named = concept.stems & stems or any(a <= stems for a in concept.alternatives)
+                if named and concept not in found:
+                    found.append(concept)
+    return tuple(found)
 
 
 def english_keys(concepts: list[Concept], named: frozenset[str]) -> tuple[Concept, ...]:

@@ -1,0 +1,91 @@
+"""Sentences of the corpus that share a question's words but do not say what it asks: found by asking
+questions of the statutes without the document that answers them, where any answer is wrong. Each
+case is a verbatim sentence of a real bylaw (the third-party violations bylaw of 1398, the premium
+bylaw of 1396), with questions written for these tests."""
+
+from __future__ import annotations
+
+from insurance_agent.lexical import ground_concepts, query_concepts, text_terms
+from insurance_agent.models.roles import Claim, GenerateRequest, Intent, VerifyRequest
+from insurance_agent.roles.local.generate import LocalGenerator, evidence_units, quote_terms
+from insurance_agent.roles.local.question import named_lines, without_references
+from insurance_agent.roles.local.verify import LocalVerifier
+from insurance_agent.text import display_text, normalize
+
+VIOLATIONS_TITLE = (
+    "آیین\u200cنامه نحوه رسیدگی به قصور یا تخلف شرکت\u200cهای بیمه (موضوع ماده ۵۷ قانون بیمه اجباری شخص ثالث)"
+)
+# Item 5 of the violations: the necessary documents are mentioned, never listed.
+REFUSED_CLAIMANTS = "۵ – خودداری از پذیرش اشخاص ثالث زیان دیده که با ارایه مدارک لازم برای دریافت خسارت به طور مستقیم به بیمه\u200f گر مراجعه کرده اند. همچنین خودداری از پذیرش مسبب حادثه که با ارایه مدارک لازم جهت تشکیل پرونده خسارت، به بیمه گر مراجعه کرده است موضوع ماده (۳۰) قانون."
+CLAIMS_LEAD = "پ – تخلفات مربوط به فرآیند تشخیص و پرداخت خسارت شامل موارد زیر:"
+CONSUMER_TITLE = "قانون حمایت از حقوق مصرف\u200cکنندگان خودرو"
+# Article 3 of the consumer law: the maker pays for repairs and the treatment of those a defect hurt.
+REPAIR_COSTS = "ماده ۳- عرضه\u200cکننده در طول مدت ضمانت مکلف به رفع هر نوع نقص یا عیب (ناشی از طراحی، مونتاژ، تولید، یا حمل)\u200c است که در خودرو وجود داشته یا در نتیجه استفاده معمول از خودرو، بروز نموده و با مفاد ضمانتنامه و مشخصات اعلامی به مصرف\u200cکننده مغایر بوده یا مانع استفاده مطلوب از خودرو یا نافی ایمنی آن باشد یا موجب کاهش ارزش معاملاتی خودرو شود. هزینه رفع نقص یا عیب خودرو در طول مدت ضمانت و جبران کلیه خسارات وارده به مصرف\u200cکننده و اشخاص ثالث، اعم از خسارات مالی و جانی و هزینه های درمان ناشی از نقص یا عیب\u200c(که خارج از تعهدات بیمه شخص ثالث باشد) هزینه\u200cهای حمل خودرو به تعمیرگاه، تأمین خودروی جایگزین مشابه در طول مدت تعمیرات (چنانچه مدت توقف خودرو بیش از چهل\u200cوهشت ساعت باشد.) برعهده عرضه\u200cکننده می\u200cباشد."
+PREMIUM_TITLE = "آیین\u200cنامه تعیین سقف حق بیمه شخص ثالث و نحوه تخفیف، افزایش یا تقسیط آن"
+# Article 8 and its first item: the installments of vehicle premiums a legal person deducts from its staff's pay.
+INSTALLMENTS = "ماده۸ ـ بیمه\u200cگر مجاز است با رعایت شرایط زیر حق بیمه شخص ثالث بیمه\u200cنامه\u200cهای یک ساله را به صورت اقساطی دریافت نماید:\n\nالف ـ در صورتی\u200cکه شخص حقوقی متعهد شود که اقساط حق بیمه وسایل نقلیه متعلق به خود یا کارکنان خود و یا والدین، همسر و یا اولاد کارکنان را از حقوق آن\u200cها کسر و در وجه بیمه\u200cگر پرداخت نماید، باید حداقل بیست و پنج درصد مبلغ حق بیمه همزمان با صدور بیمه\u200cنامه دریافت گردد و باقیمانده حق بیمه به نحوی تقسیط شود که کل حق بیمه حداکثر در شش ماه اول اعتبار بیمه\u200cنامه وصول شود."
+
+
+def ask(chunks, question: str):
+    return LocalGenerator()(GenerateRequest(route=Intent.KNOWLEDGE, message=question, query=question, chunks=chunks))
+
+
+def test_a_direction_mark_inside_a_word_is_a_half_space():
+    # Word processors write «بیمه‌گر» with U+200F for the half-space; dropped, «بیمهگر» matched nothing.
+    assert normalize("بيمه\u200fنامه") == normalize("بیمه\u200cنامه") == "بیمه نامه"
+    assert "بیمه" in text_terms(REFUSED_CLAIMANTS)
+    # shown as the source has it, so a quote still matches its source word for word
+    assert display_text("بيمه\u200fنامه \u200f(ماده ۲)") == "بیمه\u200fنامه (ماده ۲)"
+
+
+def test_a_quote_with_a_mark_inside_a_word_is_grounded(chunk_factory):
+    chunk = chunk_factory("c1", "f1", VIOLATIONS_TITLE, REFUSED_CLAIMANTS, 0.03)
+    quote = display_text(REFUSED_CLAIMANTS)
+    verdict = LocalVerifier()(
+        VerifyRequest(answer=quote, claims=[Claim(text=quote, chunk_ids=["c1"])], chunks=[chunk], min_support=1.0)
+    )
+    assert verdict.grounded
+
+
+def test_two_patterns_of_one_root_are_not_a_typing_slip():
+    # «توقیف» (impounding) is not a slip for «توقف» (stopping), nor «تحویل» (delivery) for «تحول»
+    documents = [text_terms("در صورت توقف خودرو بیش از چهل و هشت ساعت، تحول بازار")]
+    for word in ("توقیف", "تحویل"):
+        concept = next(c for c in ground_concepts(query_concepts(f"رفع {word} خودرو"), documents) if c.label == word)
+        assert not concept.covered_by(documents[0])
+    # a real slip of one letter is still repaired
+    documents = [text_terms("گواهینامه رانندگی")]
+    slip = next(c for c in ground_concepts(query_concepts("گواهینانه رانندگی"), documents) if c.label == "گواهینانه")
+    assert slip.covered_by(documents[0])
+
+
+def test_a_noun_the_quote_only_refers_to_does_not_name_what_is_asked(chunk_factory):
+    assert "مدرک" in text_terms(REFUSED_CLAIMANTS)
+    assert "مدرک" not in text_terms(without_references(REFUSED_CLAIMANTS))
+    assert "مدرک" in text_terms(without_references("مدارک لازم عبارتند از: الف ـ گواهینامه"))
+    assert "documents" not in without_references("They must bring the required documents.")
+    assert "documents" in without_references("The required documents are: a copy of the licence.")
+    # as a list item of the violations, the item names «مدارک» only for the check on what was asked
+    chunk = chunk_factory("c1", "f1", VIOLATIONS_TITLE, f"{CLAIMS_LEAD}\n\n{REFUSED_CLAIMANTS}", 0.03)
+    item = next(unit for unit in evidence_units(chunk) if unit.lead)
+    assert "مدرک" in quote_terms(item, lead=True)
+    assert "مدرک" not in quote_terms(item, lead=True, referred=False)
+
+
+def test_the_line_of_insurance_asked_about_must_be_the_quotes(chunk_factory):
+    question = "زن و بچه‌م هم می‌تونن از بیمه درمانم استفاده کنن؟"
+    assert [c.label for c in named_lines(question, query_concepts(question))] == ["درمانم"]
+    assert [
+        c.label
+        for c in named_lines(
+            "Does my health insurance cover my kids?", query_concepts("Does my health insurance cover my kids?")
+        )
+    ] == ["health insurance"]
+    assert named_lines("از بیمه استفاده کنم؟", query_concepts("از بیمه استفاده کنم؟")) == ()
+    # spouse and children are named, but of a vehicle premium's installments, not of a health policy
+    chunks = [
+        chunk_factory("c1", "f1", PREMIUM_TITLE, INSTALLMENTS, 0.03),
+        chunk_factory("c2", "f2", CONSUMER_TITLE, REPAIR_COSTS, 0.029),
+    ]
+    assert not ask(chunks, question).answered
+    assert ask(chunks, "زن و بچه کارمندا هم میتونن قسطای حق بیمه ماشینشونو از حقوق کم کنن؟").answered
