@@ -8,7 +8,13 @@ from __future__ import annotations
 from insurance_agent.lexical import ground_concepts, query_concepts, text_terms
 from insurance_agent.models.roles import Claim, GenerateRequest, Intent, VerifyRequest
 from insurance_agent.roles.local.generate import LocalGenerator, evidence_units, quote_terms
-from insurance_agent.roles.local.question import named_lines, without_references
+from insurance_agent.roles.local.question import (
+    has_number,
+    named_lines,
+    privative_concepts,
+    question_shape,
+    without_references,
+)
 from insurance_agent.roles.local.verify import LocalVerifier
 from insurance_agent.text import display_text, normalize
 
@@ -21,6 +27,15 @@ CLAIMS_LEAD = "پ – تخلفات مربوط به فرآیند تشخیص و پ
 CONSUMER_TITLE = "قانون حمایت از حقوق مصرف\u200cکنندگان خودرو"
 # Article 3 of the consumer law: the maker pays for repairs and the treatment of those a defect hurt.
 REPAIR_COSTS = "ماده ۳- عرضه\u200cکننده در طول مدت ضمانت مکلف به رفع هر نوع نقص یا عیب (ناشی از طراحی، مونتاژ، تولید، یا حمل)\u200c است که در خودرو وجود داشته یا در نتیجه استفاده معمول از خودرو، بروز نموده و با مفاد ضمانتنامه و مشخصات اعلامی به مصرف\u200cکننده مغایر بوده یا مانع استفاده مطلوب از خودرو یا نافی ایمنی آن باشد یا موجب کاهش ارزش معاملاتی خودرو شود. هزینه رفع نقص یا عیب خودرو در طول مدت ضمانت و جبران کلیه خسارات وارده به مصرف\u200cکننده و اشخاص ثالث، اعم از خسارات مالی و جانی و هزینه های درمان ناشی از نقص یا عیب\u200c(که خارج از تعهدات بیمه شخص ثالث باشد) هزینه\u200cهای حمل خودرو به تعمیرگاه، تأمین خودروی جایگزین مشابه در طول مدت تعمیرات (چنانچه مدت توقف خودرو بیش از چهل\u200cوهشت ساعت باشد.) برعهده عرضه\u200cکننده می\u200cباشد."
+# Item 2 of the violations in offering insurance: discounts beyond 2.5% without leave.
+DISCOUNT_LEAD = (
+    "الف – عرضه بیمه بدون مجوز یا امتناع از عرضه بیمه توسط بیمه گر و عدم رعایت مقررات مربوط به آن شامل موارد زیر:"
+)
+DISCOUNT_WITHOUT_LEAVE = "۲ – عدم اخذ مجوز از بیمه مرکزی برای اعمال تخفیفات بیشتر از دو و نیم درصد (۵ / ۲%) نرخ نامه حق بیمه مصوب شورای عالی بیمه موضوع تبصره (۴) ماده (۱۸) قانون."
+CENTRAL_TITLE = "قانون تأسیس بیمه مرکزی ایران و بیمه\u200cگری"
+# Article 46 as published (Arabic letters, RLM for the half-space): an amount «for each of the two
+# lines», then the amount itself.
+FOREIGN_DEPOSIT = "ماده 46. مؤسسات بيمه خارجى بايد طبق آيين\u200fنامه\u200fاى كه به پيشنهاد بيمه مركزى ايران به تصويب شوراى عالى بيمه مى\u200fرسد مبلغى براى هر يك از دو رشته بيمه\u200fهاى زندگى و ساير انواع بيمه نزد بيمه مركزى ايران توديع\u200fنمايند. مبلغ\u200fاين وديعه در هريك از دو موردمذكور از پانصد هزار دلار يا معادل آن از ارزهاى مورد قبول بانك\u200fمركزى\u200fايران\u200fكمترنخواهد بود."
 PREMIUM_TITLE = "آیین\u200cنامه تعیین سقف حق بیمه شخص ثالث و نحوه تخفیف، افزایش یا تقسیط آن"
 # Article 8 and its first item: the installments of vehicle premiums a legal person deducts from its staff's pay.
 INSTALLMENTS = "ماده۸ ـ بیمه\u200cگر مجاز است با رعایت شرایط زیر حق بیمه شخص ثالث بیمه\u200cنامه\u200cهای یک ساله را به صورت اقساطی دریافت نماید:\n\nالف ـ در صورتی\u200cکه شخص حقوقی متعهد شود که اقساط حق بیمه وسایل نقلیه متعلق به خود یا کارکنان خود و یا والدین، همسر و یا اولاد کارکنان را از حقوق آن\u200cها کسر و در وجه بیمه\u200cگر پرداخت نماید، باید حداقل بیست و پنج درصد مبلغ حق بیمه همزمان با صدور بیمه\u200cنامه دریافت گردد و باقیمانده حق بیمه به نحوی تقسیط شود که کل حق بیمه حداکثر در شش ماه اول اعتبار بیمه\u200cنامه وصول شود."
@@ -89,3 +104,38 @@ def test_the_line_of_insurance_asked_about_must_be_the_quotes(chunk_factory):
     ]
     assert not ask(chunks, question).answered
     assert ask(chunks, "زن و بچه کارمندا هم میتونن قسطای حق بیمه ماشینشونو از حقوق کم کنن؟").answered
+
+
+def test_an_amount_is_answered_with_its_unit_and_a_pointing_sentence_with_its_antecedent(chunk_factory):
+    shape = question_shape("حداقل چه مبلغی باید بپردازم؟", query_concepts("حداقل چه مبلغی باید بپردازم؟"), frozenset())
+    assert shape.needs_number and shape.measure == "money"
+    assert question_shape("ظرف چه مدتی؟", [], frozenset()).measure == "time"
+    assert question_shape("how long do I have to appeal?", [], frozenset()).measure == "time"
+    assert question_shape("حداکثر تخفیف چند درصد است؟", [], frozenset()).measure == "percent"
+    # «هر یک از دو رشته» ("each of the two lines") counts lines, it states no amount
+    assert not has_number("مبلغی برای هر یک از دو رشته تودیع نمایند", "money")
+    assert has_number("از پانصد هزار دلار کمتر نخواهد بود", "money")
+    assert has_number("ظرف سه روز کاری", "time") and not has_number("ظرف سه مرحله", "time")
+    chunks = [chunk_factory("c1", "f1", CENTRAL_TITLE, FOREIGN_DEPOSIT, 0.03)]
+    question = "مبلغ ودیعه مؤسسات بیمه خارجی حداقل چه مبلغی است؟"
+    draft = ask(chunks, question)
+    assert draft.answered and "پانصد هزار دلار" in draft.answer
+    # «مبلغ این ودیعه …» names its subject by pointing back: it is quoted with the sentence before it,
+    # which alone («مبلغی برای هر یک از دو رشته») states no amount and is never the whole answer
+    assert len(draft.claims) == 1 and "مؤسسات بیمه خارجی" in draft.claims[0].text
+    verdict = LocalVerifier()(
+        VerifyRequest(answer=draft.answer, claims=draft.claims, chunks=chunks, min_support=1.0, question=question)
+    )
+    assert verdict.grounded
+
+
+def test_the_absence_a_question_asks_about_must_be_named_by_the_quote(chunk_factory):
+    question = "حداکثر تخفیف عدم خسارت در بیمه شخص ثالث چند درصد است؟"
+    assert [c.label for c in privative_concepts(question, query_concepts(question))] == ["خسارت"]
+    assert privative_concepts("حداکثر تخفیف چند درصد است؟", query_concepts("حداکثر تخفیف چند درصد است؟")) == ()
+    # a title that names claims («خسارت») does not state a no-claims record; the item names discounts
+    title = "آیین\u200cنامه رسیدگی به تخلف بیمه\u200cگران در بیمه اجباری خسارات وارد شده به شخص ثالث"
+    chunks = [chunk_factory("c1", "f1", title, f"{DISCOUNT_LEAD}\n\n{DISCOUNT_WITHOUT_LEAVE}", 0.03)]
+    assert not ask(chunks, question).answered
+    # what the item does say is answered from it
+    assert ask(chunks, "تخفیف بیشتر از چند درصد نرخ نامه حق بیمه مجوز بیمه مرکزی لازم دارد؟").answered

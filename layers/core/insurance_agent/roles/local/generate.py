@@ -57,6 +57,7 @@ from insurance_agent.roles.local.question import (
     focus_concepts,
     has_number,
     named_lines,
+    privative_concepts,
     question_shape,
     question_concepts,
     specific_tier,
@@ -226,6 +227,31 @@ def neighbour_terms(units: list[Unit], index: int) -> frozenset[str]:
     return text_terms("\n".join(around))
 
 
+# «مبلغ این ودیعه …», «مرجع مذکور …», "such a deposit": a sentence that names its subject by pointing
+# back to the sentence before it. «این قانون» / «این آیین‌نامه» point to the document, not back.
+_ANAPHOR = re.compile(
+    r"(?<!\w)(?:این|همین)\s+(?!قانون|آیین|آیین نامه|آئین|ماده|تبصره|بند|مصوبه|فصل|اساسنامه|دستورالعمل)\w+"
+    r"|\w+\s+(?:مذکور|یادشده|یاد شده|مزبور)(?!\w)"
+    r"|\b(?:this|these|such|the said)\s+(?!act|law|regulation|bylaw|article|note|clause)\w+",
+    re.IGNORECASE,
+)
+_ANAPHOR_WORDS = 6
+
+
+def antecedent(units: list[Unit], index: int) -> Unit | None:
+    """The sentence `units[index]` points back to for its subject («… مبلغی … تودیع نمایند. مبلغ این
+    ودیعه … از پانصد هزار دلار کمتر نخواهد بود.»): the one just before it in its paragraph of prose,
+    when it opens with a pointing phrase. Table rows and list items have none."""
+    unit = units[index]
+    if index == 0 or unit.header is not None or unit.lead:
+        return None
+    opening = " ".join(normalize(unit.text).split()[:_ANAPHOR_WORDS])
+    before = units[index - 1]
+    if before.paragraph != unit.paragraph or before.header is not None or before.lead:
+        return None
+    return before if _ANAPHOR.search(opening) else None
+
+
 def quote_terms(unit: Unit, lead: bool = False, referred: bool = True) -> frozenset[str]:
     """The terms a quote carries by itself: its own words and, for a table row, the header row;
     with `lead`, also the sentence introducing its list («مدارک زیر:»), which names what the items
@@ -241,6 +267,8 @@ class _Candidate:
     unit: Unit
     own: frozenset[str]
     context: frozenset[str]
+    #: the sentence the quote points back to, quoted before it (`antecedent`)
+    before: str = ""
 
 
 ACCOUNT_PREFIX = "account:"
@@ -394,6 +422,7 @@ class LocalGenerator:
         present = [any(concept.covered_by(terms) for terms in documents) for concept in concepts]
         focus = focus_concepts(request.query, concepts)
         lines = named_lines(request.query, concepts)
+        absent = privative_concepts(request.query, concepts)
         # A follow-up («برای صاحبان مشاغل آزاد چطور؟») is contextualized into the previous question
         # plus its own words: what it newly asks about is in its own words, and the previous
         # question's subject (which it replaces) must not be demanded of the quote.
@@ -453,6 +482,8 @@ class LocalGenerator:
                     or bool(_LABELLED.match(unit.text))
                 )
                 carried = quote_terms(unit, lead=listed)
+                if absent and not all(c.covered_by(quote_terms(unit, lead=True)) for c in absent):
+                    continue  # «تخفیف عدم خسارت» asked, and a sentence on discounts (question.py)
                 if line_open and not any(line.covered_by(quote_terms(unit, lead=True)) for line in lines):
                     continue  # «بیمه درمان» asked, and a sentence on vehicle premiums (question.py)
                 if focus and not all(c.covered_by(quote_terms(unit, lead=True, referred=False)) for c in focus):
@@ -463,16 +494,24 @@ class LocalGenerator:
                 local = own | text_terms(unit.context)
                 if coverage(concepts, local, weights) == 0.0:
                     continue  # the document title alone cannot make a sentence relevant
+                before = ""
                 if coverage(floor_concepts, carried, floor_weights) < self.min_support:
                     # The quote (with the sentence introducing it) must itself cover enough of the
                     # question: a heading or a title that shares the question's words does not make
-                    # a sentence under it an answer.
-                    continue
+                    # a sentence under it an answer. A sentence naming its subject as «این ودیعه»
+                    # may cover it with the sentence it points back to, and is quoted with it.
+                    prior = antecedent(units, index)
+                    if prior is None or coverage(floor_concepts, carried | text_terms(prior.text), floor_weights) < (
+                        self.min_support
+                    ):
+                        continue
+                    before = prior.text
+                    local |= text_terms(before)
                 support = coverage(concepts, local | title, weights)
                 own_cover = coverage(concepts, carried, weights)
                 # answer shape: a quantity for "how much" questions; never a dangling "as follows:"
                 shape = (not quantity or has_number(unit.text)) and not unit.text.endswith(":")
-                candidate = _Candidate(chunk, unit, own, local | title)
+                candidate = _Candidate(chunk, unit, own, local | title, before)
                 # an account question is about the user's own policy records first
                 own_policy = account and is_account_evidence(chunk) and support >= self.min_support
                 scored.append((own_policy, support, shape, own_cover, chunk.score, -rank, -unit.position, candidate))
@@ -504,7 +543,8 @@ class LocalGenerator:
                 introduced.add(lead)
                 claims.append(self._claim(candidate.chunk, lead, request.language, framed=framed))
                 framed = False
-            claims.append(self._claim(candidate.chunk, candidate.unit.text, request.language, framed=framed))
+            quote = f"{candidate.before} {candidate.unit.text}".strip()
+            claims.append(self._claim(candidate.chunk, quote, request.language, framed=framed))
         citations = list(dict.fromkeys(cid for claim in claims for cid in claim.chunk_ids))
         return GenerateResult(
             answer="\n".join(claim.text for claim in claims),

@@ -2,7 +2,8 @@
 quote before it may answer (they only ever make it abstain, never make it answer).
 
 - A count or a date ("چند", «چه سالی», "how many", "what year") is answered by a sentence with a
-  number in it (digits or number words), not by one that merely shares the question's words.
+  number in it (digits or number words), not by one that merely shares the question's words; a
+  period («چه مدتی»), a percentage («چند درصد») or an amount («چه مبلغی») by a number with its unit.
 - "Why" («چرا», «به چه دلیل») is answered by a sentence that gives a reason or a purpose.
 - A negated question («کدام شهر را فتح نکرد؟», "what does it not cover?") is answered by a
   sentence that negates or excludes something, not by an affirmative one on the same topic.
@@ -23,6 +24,8 @@ document that shares the question's topic but not the thing asked about is a con
   heading or the title alone never carries either.
 - A focus noun the quote only refers to («مدارک لازم», "the required documents") is not named:
   a sentence on refusing claimants who bring the necessary documents does not say which they are.
+- What a privative word governs («تخفیف عدم خسارت», «بدون گواهینامه») must be named by the quote
+  itself: the absence of a claim is not stated by a title that names claims.
 - The line of insurance a question asks about («بیمه درمان», "health insurance") must be the
   quote's: named by its document's title or heading, or by the quote itself (one of them, when
   the question names several). A sentence on the premiums of
@@ -150,6 +153,8 @@ class QuestionShape:
     negations: frozenset[str] = frozenset()
     # The concepts of X in "what/who is X?" (None for any other question).
     defines: tuple[Concept, ...] | None = None
+    # The kind of figure asked for («چه مدتی»: "time", «چند درصد»: "percent", «چه مبلغی»: "money").
+    measure: str | None = None
 
 
 def negated_words(text: str, vocabulary: frozenset[str] = frozenset()) -> frozenset[str]:
@@ -189,6 +194,7 @@ def question_shape(query: str, concepts: list[Concept], evidence_words: frozense
         negated=bool(negations) or bool(_NEGATED_QUESTION_EN.search(asked)),
         negations=negations,
         defines=defines,
+        measure=next((kind for kind, asks in _MEASURES.items() if asks.search(normalized)), None),
     )
 
 
@@ -200,9 +206,32 @@ _REFERENCE = re.compile(
 )
 
 
-def has_number(text: str) -> bool:
-    normalized = _REFERENCE.sub(" ", normalize(text))
-    return bool(re.search(r"\d", normalized) or _NUMBER_WORD.search(normalized))
+# «هر یک از», «یکی از»: "each of", "one of", no quantity.
+_DISTRIBUTIVE = re.compile(r"(?<!\w)(?:هر\s+یک|یکی\s+از|\beach\s+one\b|\bone\s+of\b)")
+
+# The kinds of figure a question asks for, and the units a sentence states one in. A sentence on
+# «مبلغی» for each of «دو رشته» has a number, but not the amount asked for.
+_MEASURES = {
+    "percent": re.compile(r"(?:چند|چه)\s+درصد|\bwhat (?:percentage|percent)\b|\bhow many percent\b"),
+    "time": re.compile(
+        r"(?:چه|کدام|کدوم)\s+(?:مدت|مهلت)|چند\s+(?:روز|ماه|سال|هفته|ساعت)|\bhow long\b|"
+        r"\b(?:how many|within how many)\s+(?:days|months|years|weeks|hours)\b"
+    ),
+    "money": re.compile(r"(?:چه|کدام|کدوم)\s+(?:مبلغ|رقم)|\bwhat (?:amount|sum)\b"),
+}
+_UNITS = {
+    "percent": re.compile(r"درصد|%|٪|\bpercent\b"),
+    "time": re.compile(r"(?<!\w)(?:روز|ماه|سال|هفته|ساعت)|\b(?:days?|months?|years?|weeks?|hours?)\b"),
+    "money": re.compile(r"ریال|تومان|دلار|یورو|درصد|%|برابر|\b(?:rials?|tomans?|dollars?|euros?|percent|times)\b"),
+}
+
+
+def has_number(text: str, measure: str | None = None) -> bool:
+    """Whether `text` states a figure (digits or number words; not a reference to a provision, not
+    «هر یک از»); of the `measure` asked for, when one is given (a time, a percentage, an amount)."""
+    normalized = _DISTRIBUTIVE.sub(" ", _REFERENCE.sub(" ", normalize(text)))
+    found = bool(re.search(r"\d", normalized) or _NUMBER_WORD.search(normalized))
+    return found and (measure is None or bool(_UNITS[measure].search(normalized)))
 
 
 def negates(text: str, negations: frozenset[str] = frozenset()) -> bool:
@@ -220,7 +249,7 @@ def fits(shape: QuestionShape, unit: str, context: str, topic_terms: frozenset[s
 
     `topic_terms`: the terms naming the unit's document and section (title, product, heading).
     """
-    if shape.needs_number and not has_number(unit):
+    if shape.needs_number and not has_number(unit, shape.measure):
         return False
     if shape.needs_reason and not _BECAUSE.search(normalize(f"{context}\n{unit}")):
         return False
@@ -346,6 +375,23 @@ def named_lines(query: str, concepts: list[Concept]) -> tuple[Concept, ...]:
             for concept in concepts:
                 named = concept.stems & stems or any(a <= stems for a in concept.alternatives)
                 if named and concept not in found:
+                    found.append(concept)
+    return tuple(found)
+
+
+_PRIVATIVE = re.compile(r"(?<!\w)(?:عدم|نداشتن|بدون|فاقد|بی)\s+(\w+)")
+
+
+def privative_concepts(query: str, concepts: list[Concept]) -> tuple[Concept, ...]:
+    """The concepts a privative word governs in the asking part («تخفیف عدم خسارت»: «خسارت»,
+    «بدون گواهینامه»): the notion is the absence of X, which a title that names X («… خسارت …»)
+    does not state, so the quote must name X itself."""
+    found: list[Concept] = []
+    for match in _PRIVATIVE.finditer(normalize(formalize(asking_part(query)))):
+        stems = frozenset(terms_of(match.group(1))) - noise_terms()
+        for concept in concepts:
+            if stems and (concept.stems & stems or any(a <= stems for a in concept.alternatives)):
+                if concept not in found:
                     found.append(concept)
     return tuple(found)
 
