@@ -204,6 +204,16 @@ def strip_possessive(word: str) -> str:
 _PLURAL_POSSESSIVES = ("مان", "تان", "شان", "مون", "تون", "شون")
 
 
+def _possessed(stem: str, word: str) -> bool:
+    """Whether `stem` is a common noun with a possessive clitic, `word` being it with the spoken copula
+    («شرکتمونه» = «شرکتمون» + «ه»: "it is our company's"; «ماشینمه»: "it is my car")."""
+    for clitic in (*_PLURAL_POSSESSIVES, *_POSSESSIVES):
+        base = stem[: -len(clitic)].rstrip(ZWNJ)
+        if stem.endswith(clitic) and _more_common(base, word):
+            return True
+    return False
+
+
 def strip_plural_possessive(word: str) -> str:
     """`word` without a plural possessive, written or spoken («درمانمون», «کارشان» -> «درمان»,
     «کار»), when the base is a common word far more common than the word: «سازمان», «ساختمان» and
@@ -248,8 +258,8 @@ def formal_word(word: str) -> list[str]:
     vowel = _nasal_vowel(word)
     if vowel != word:
         return [vowel]  # «باقیمونده» -> «باقیمانده»
-    if word.endswith("ه") and _more_common(word[:-1], word):
-        return [*formal_word(word[:-1]), "است"]  # the copula «چنده», «گرونه»
+    if word.endswith("ه") and (_more_common(word[:-1], word) or _possessed(word[:-1], word)):
+        return [*formal_word(word[:-1]), "است"]  # the copula «چنده», «گرونه», «شرکتمونه»
     return [word]
 
 

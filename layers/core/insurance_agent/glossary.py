@@ -950,6 +950,8 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "response": ("پاسخ",),
     "reply": ("پاسخ",),
     "inquiry": ("استعلام",),
+    "check": ("استعلام", "بررسی", "کنترل", "شناسایی"),
+    "look up": ("استعلام", "شناسایی"),
     "enquiry": ("استعلام",),
     "inquiries": ("استعلام",),
     "enquiries": ("استعلام",),
@@ -1043,7 +1045,7 @@ GENERIC_NOTIONS = frozenset(
     "service services new previous prior total partial increase increased decrease reduce reduced reduction "
     "right rights public private national financial property expense expenses give return issue issued issuing "
     "higher more lower less below above first second country universal "
-    "قیمت هزینه پول خونه خانه تمام تموم انقضا منقضی اعتبار فعال فعاله".split()
+    "قیمت هزینه پول خونه خانه تمام تموم انقضا منقضی اعتبار فعال فعاله متن".split()
     + [
         # a customer's circumstances: what the quote answers seldom repeats them
         "office", "center", "centers", "shop", "official", "bill", "bills", "lost", "afford", "belongs",
