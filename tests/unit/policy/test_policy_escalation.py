@@ -72,6 +72,21 @@ def test_matching_is_on_normalised_text():
 
 
 @pytest.mark.parametrize(
+    ("text", "expect"),
+    [
+        # a third party's words quoted in a question are not the user's dispute
+        ("بیمارستان میتونه بگه دفترچه‌تو قبول نداریم و پذیرشم نکنه؟", None),
+        # the user's own words after the quote are
+        ("ارزیاب گفت خسارت ۵ میلیونه، قبول ندارم", "claim_dispute"),
+        ("گفتم قبول ندارم", "claim_dispute"),
+        ("نظر کارشناس رو قبول ندارم", "claim_dispute"),
+    ],
+)
+def test_what_a_third_party_said_is_not_the_users_act(text, expect):
+    assert load_policy().restricted_category(text) == expect
+
+
+@pytest.mark.parametrize(
     "mutate, message",
     [
         (lambda p: p["handoff"]["fa"].append("(unclosed"), "invalid regex"),

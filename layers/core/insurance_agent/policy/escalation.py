@@ -45,6 +45,14 @@ from insurance_agent.text import normalize
 DEFAULT_POLICY_FILE = Path(__file__).parent / "data" / "escalation_policy.yaml"
 MIN_QUESTION_WORDS = 3
 
+# What a third party says, quoted in the user's words: «بیمارستان میتونه بگه دفترچه‌تو قبول نداریم و
+# پذیرشم نکنه؟» asks whether a hospital may refuse; the refusal is the hospital's, not a dispute of
+# the user's. The quoted clause runs from the verb of saying to the next clause boundary. First-person
+# reports («گفتم قبول ندارم») are the user's own and stay.
+_REPORTED_SPEECH = re.compile(
+    r"(?<!\w)(?:بگه|بگن|میگه|میگن|می گه|می گن|گفت|گفته|گفتن|گفتند|گفته اند|می گوید|می گویند)(?!\w)[^,.;?!\n]*?(?=\s+و\s|[,.;?!\n]|$)"
+)
+
 # Character-level spellings that `normalize` rewrites in the text; applied to the patterns too so a
 # pattern written with Arabic ي/ك, Persian digits or a half-space still matches. Only literal
 # characters are touched: no regex syntax is affected.
@@ -155,8 +163,9 @@ class EscalationPolicy(BaseModel):
         """Name of the first restricted intent (file order) whose action patterns match; else the
         first whose topic words match, unless the message only asks about the rule; else None."""
         normalized = normalize(text)
+        own = _REPORTED_SPEECH.sub(" ", normalized)
         for intent in self.restricted_intents:
-            if intent.patterns.search(normalized):
+            if intent.patterns.search(own):
                 return intent.name
         topical = [intent for intent in self.restricted_intents if intent.topics and intent.topics.search(normalized)]
         if topical and not self._asks_about_rule(normalized):
