@@ -949,6 +949,8 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "respond": ("پاسخ",),
     "response": ("پاسخ",),
     "reply": ("پاسخ",),
+    "id": ("مدرک شناسایی", "کارت شناسایی", "شناسایی"),
+    "id card": ("مدرک شناسایی", "کارت شناسایی", "شناسایی"),
     "inquiry": ("استعلام",),
     "check": ("استعلام", "بررسی", "کنترل", "شناسایی"),
     "look up": ("استعلام", "شناسایی"),
@@ -1045,7 +1047,7 @@ GENERIC_NOTIONS = frozenset(
     "service services new previous prior total partial increase increased decrease reduce reduced reduction "
     "right rights public private national financial property expense expenses give return issue issued issuing "
     "higher more lower less below above first second country universal "
-    "قیمت هزینه پول خونه خانه تمام تموم انقضا منقضی اعتبار فعال فعاله متن".split()
+    "قیمت هزینه پول خونه خانه تمام تموم انقضا منقضی اعتبار فعال فعاله متن اداره".split()
     + [
         # a customer's circumstances: what the quote answers seldom repeats them
         "office", "center", "centers", "shop", "official", "bill", "bills", "lost", "afford", "belongs",

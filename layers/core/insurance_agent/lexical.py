@@ -114,10 +114,10 @@ REGISTER: dict[str, tuple[str, ...]] = {
     "بریزم": ("واریز",),
     "ریختن": ("واریز",),
     "ریخت": ("واریز",),
-    # an employer's office is, in a statute, its «دستگاه» or «سازمان»
-    "اداره": ("دستگاه", "سازمان"),
     # a fault in a car: «ایراد» in speech, «عیب» and «نقص» in the consumer law
     "ایراد": ("عیب", "نقص"),
+    # «اجازه دارن؟»: whether a rule allows it, which it says as «مجاز» or forbids as «ممنوع»
+    "اجازه": ("مجاز", "ممنوع", "بلامانع"),
     # stating something in a policy: «درج»، «ذکر» and «قید» in statutes
     "درج": ("ذکر", "قید"),
     "ذکر": ("درج", "قید"),
@@ -227,7 +227,11 @@ _NOISE_WORDS = (
     "نیست نیستش نیستن نیستند کنی بکنی نکنی باشی نباشی دهی بدهی شوی بشوی "
     "اومد اومده میاد میان شه بشه تونه میتونه بتونه کنن چه‌صورت صورت "
     # spoken adverbs and intensifiers («هی کوچ می‌کنیم», «اصلا تصادف نداشتم», «حتما باید»)
-    "هی اصلا اصلاً حتما حتماً واقعا واقعاً دقیقا دقیقاً کلا کلاً همش تقریبا تقریباً "
+    "هی اصلا اصلاً حتما حتماً واقعا واقعاً دقیقا دقیقاً کلا کلاً همش تقریبا تقریباً معلوم معلومه همچین "
+    # reported speech («پلیس گفت …», «شنیدم …»): who said it, not what is asked
+    "گفت گفته گفتن گفتند گفتن میگه میگن میگفت "
+    # «اینم جزو گارانتیه؟»: whether it is included, which the rule says by naming it
+    "جزو جزء "
     # «امکان‌پذیر است؟»: "is it possible", split at its joiner
     "امکان‌پذیر امکانپذیر پذیر "
     # conjunctions that open a condition («چنانچه خسارت … باشد»): the condition's words count, not them
