@@ -534,6 +534,9 @@ def test_generate_rules_language_source_wording_and_brief_citation(bedrock, body
     assert "only sits under a matching heading" in system
     # the most specific concept may come from the neighbour sentence of prose, not the next list item
     assert "the next item of a list or row of a table never does" in system
+    # the precision rules found by asking questions without their source document
+    assert "A figure answers with its unit" in system and "does not name it" in system
+    assert "The line of insurance asked about" in system and "states that absence" in system
     if language == "en":
         assert "put the source's own Persian wording after it in quotation marks" in system
 
