@@ -153,3 +153,27 @@ def test_a_word_the_evidence_has_also_meets_its_suffixed_derivation_elsewhere():
     # short words stay as they are: «سال» is not «سالم»
     year = next(c for c in ground_concepts(query_concepts("هر سال"), [text_terms("سال و سالم")]) if c.label == "سال")
     assert year.alternatives == (frozenset({"سال"}),)
+
+
+def test_spoken_verbs_with_an_object_clitic_or_of_coming_and_bringing_are_verbs():
+    from insurance_agent.colloquial import is_verb_form
+
+    # «بگیرنش», «بخرمش»: a verb and its object; «بیاد», «بیارن», «میاره»: «آمدن» and «آوردن»
+    assert all(is_verb_form(word) for word in ("بگیرنش", "بخرمش", "بیاد", "بیاید", "بیارن", "میاره", "نیاد"))
+    # nouns that look like them are not: statement, between, ancestor, its damage
+    assert not any(is_verb_form(word) for word in ("بیان", "میان", "نیا", "خسارتش", "قسطش"))
+
+
+def test_a_spoken_comparative_is_its_adjective():
+    # «گرونتر میشه؟»: "does it get dearer", which a rule says as an increase («گران» -> «افزایش»)
+    assert concept("سال بعد بیمه‌ام گرونتر میشه؟", "گران").covered_by(text_terms("افزایش حق بیمه مجاز نیست"))
+    # comparatives that are words of their own stay
+    assert [c.label for c in query_concepts("بیشتر از ده درصد")] == ["بیشتر", "ده", "درصد"]
+    assert "دفتر" in [c.label for c in query_concepts("دفتر صندوق کجاست؟")]
+
+
+def test_a_possessive_with_the_spoken_copula_is_the_noun():
+    from insurance_agent.colloquial import formal_word
+
+    assert formal_word("شرکتمونه") == ["شرکتمون", "است"]
+    assert concept("ماشین به اسم شرکتمونه", "شرکتمون").covered_by(text_terms("شرکت"))

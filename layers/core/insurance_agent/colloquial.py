@@ -258,6 +258,10 @@ def formal_word(word: str) -> list[str]:
     vowel = _nasal_vowel(word)
     if vowel != word:
         return [vowel]  # «باقیمونده» -> «باقیمانده»
+    if word.endswith("تر") and not word.endswith("دفتر"):
+        base = _nasal_vowel(word[:-2])
+        if _more_common(base, word):
+            return [base]  # the spoken comparative «گرونتر», «ارزونتر»: the notion is the adjective
     if word.endswith("ه") and (_more_common(word[:-1], word) or _possessed(word[:-1], word)):
         return [*formal_word(word[:-1]), "است"]  # the copula «چنده», «گرونه», «شرکتمونه»
     return [word]
@@ -317,13 +321,37 @@ def is_verb_form(token: str) -> bool:
     """Whether a (normalised) token is a conjugated verb form, spoken or written: a known form, or a
     spoken continuous one written without its joiner («میبرن», «میسوزه»: «می» + a form) that is
     not a common word by itself («میزان» is "amount", not «می» + «زان»)."""
-    if token in verb_forms():
+    if _conjugated(token):
+        return True
+    # with an object clitic («بگیرنش», «بخرمش», «میدنش»: "take it", "buy it", "they give it")
+    for clitic in _OBJECT_CLITICS:
+        rest = token[: -len(clitic)]
+        if token.endswith(clitic) and len(rest) >= 3 and _conjugated(rest):
+            return frequency(token) < _NOUN_STEM_FREQUENCY
+    return False
+
+
+def _conjugated(token: str) -> bool:
+    if token in verb_forms() or token in _COME_BRING:
         return True
     for prefix in _CONTINUOUS:
         rest = token[len(prefix) :]
-        if token.startswith(prefix) and len(rest) >= 2 and rest in verb_forms():
-            return frequency(token) < _NOUN_STEM_FREQUENCY
+        if token.startswith(prefix) and len(rest) >= 2 and (rest in verb_forms() or f"بی{rest}" in _COME_BRING):
+            return token not in _COME_BRING_NOUNS and frequency(token) < _NOUN_STEM_FREQUENCY
     return False
+
+
+_OBJECT_CLITICS = ("شون", "تون", "مون", "ش", "ت", "م")
+# «آمدن» and «آوردن» conjugate on «یا» / «یار» after a prefix («بیاد», «میاد», «بیارن», «میاره»),
+# which the verb list's one-letter stem «آ» does not give. «بیان», «میان» and «نیا» are nouns
+# (statement, between, ancestor).
+_COME_BRING_NOUNS = frozenset({"بیان", "میان", "نیا", "بیانی", "میانه"})
+_COME_BRING = frozenset(
+    f"{prefix}{stem}{ending}"
+    for prefix in ("ب", "ن")
+    for stem in ("یا", "یار")
+    for ending in ("م", "ی", "د", "ید", "یم", "ین", "ن", "ند", "ه", "")
+) - _COME_BRING_NOUNS
 
 
 def continues_verb(previous: str) -> bool:
