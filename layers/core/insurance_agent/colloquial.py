@@ -337,15 +337,15 @@ def _conjugated(token: str) -> bool:
     for prefix in _CONTINUOUS:
         rest = token[len(prefix) :]
         if token.startswith(prefix) and len(rest) >= 2 and (rest in verb_forms() or f"بی{rest}" in _COME_BRING):
-            return token not in _COME_BRING_NOUNS and frequency(token) < _NOUN_STEM_FREQUENCY
+            return frequency(token) < _NOUN_STEM_FREQUENCY
     return False
 
 
 _OBJECT_CLITICS = ("شون", "تون", "مون", "ش", "ت", "م")
 # «آمدن» and «آوردن» conjugate on «یا» / «یار» after a prefix («بیاد», «میاد», «بیارن», «میاره»),
-# which the verb list's one-letter stem «آ» does not give. «بیان», «میان» and «نیا» are nouns
-# (statement, between, ancestor).
-_COME_BRING_NOUNS = frozenset({"بیان", "میان", "نیا", "بیانی", "میانه"})
+# which the verb list's one-letter stem «آ» does not give. «بیان» and «نیا» are nouns (statement,
+# ancestor), and without «بیان» its continuous look-alike «میان» (between) is not taken either.
+_COME_BRING_NOUNS = frozenset({"بیان", "نیا"})
 _COME_BRING = frozenset(
     f"{prefix}{stem}{ending}"
     for prefix in ("ب", "ن")

@@ -482,14 +482,15 @@ class LocalGenerator:
                     or bool(_LABELLED.match(unit.text))
                 )
                 carried = quote_terms(unit, lead=listed)
-                if absent and not all(c.covered_by(quote_terms(unit, lead=True)) for c in absent):
+                with_lead = quote_terms(unit, lead=True)
+                if absent and not all(c.covered_by(with_lead) for c in absent):
                     continue  # «تخفیف عدم خسارت» asked, and a sentence on discounts (question.py)
-                if line_open and not any(line.covered_by(quote_terms(unit, lead=True)) for line in lines):
+                if line_open and not any(line.covered_by(with_lead) for line in lines):
                     continue  # «بیمه درمان» asked, and a sentence on vehicle premiums (question.py)
                 if focus and not all(c.covered_by(quote_terms(unit, lead=True, referred=False)) for c in focus):
                     continue  # «چه مدارکی؟» and a sentence that only mentions «مدارک لازم» (question.py)
                 beside = carried | neighbour_terms(units, index)
-                if not carries(carried, needed, tier, quote_terms(unit, lead=True), beside):
+                if not carries(carried, needed, tier, with_lead, beside):
                     continue  # the right topic, but not what is asked: a confident wrong answer
                 local = own | text_terms(unit.context)
                 if coverage(concepts, local, weights) == 0.0:

@@ -28,8 +28,8 @@ document that shares the question's topic but not the thing asked about is a con
   itself: the absence of a claim is not stated by a title that names claims.
 - The line of insurance a question asks about («بیمه درمان», "health insurance") must be the
   quote's: named by its document's title or heading, or by the quote itself (one of them, when
-  the question names several). A sentence on the premiums of
-  vehicle insurance that names a spouse and children does not say who a health policy covers.
+  the question names several). A sentence on the premiums of vehicle insurance that names a
+  spouse and children does not say who a health policy covers.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ def question_shape(query: str, concepts: list[Concept], evidence_words: frozense
     match = _DEFINITION_FA.match(normalized) or _DEFINITION_EN.match(normalized)
     if match:
         subject = text_terms(match.group("subject"))
-        own = tuple(c for c in concepts if c.stems & subject or any(a <= subject for a in c.alternatives))
+        own = tuple(c for c in concepts if _stands_for(c, subject))
         if own and len(tokens(match.group("subject"))) <= _MAX_DEFINED_WORDS:
             defines = own
     # what the question asks, without a cause it states («به علت نداشتن …») or the circumstances
@@ -269,6 +269,12 @@ def fits(shape: QuestionShape, unit: str, context: str, topic_terms: frozenset[s
     return True
 
 
+def _stands_for(concept: Concept, stems: frozenset[str]) -> bool:
+    """Whether the question words with terms `stems` are (part of) `concept`: one of its stems, or
+    all of one of its alternatives («شخص ثالث»)."""
+    return bool(concept.stems & stems) or any(a <= stems for a in concept.alternatives)
+
+
 def _governed_words(query: str) -> list[str]:
     """The words a question word governs («چه مدارکی» -> «مدارکی», "which court" -> "court")."""
     words = (match.group(1).strip("؟?!.,،؛:") for match in _FOCUS.finditer(normalize(formalize(query))))
@@ -303,7 +309,7 @@ def focus_concepts(query: str, concepts: list[Concept]) -> tuple[Concept, ...]:
         if not stems or stems <= generic_stems():
             continue
         for concept in concepts:
-            if concept.weight < 1.0 or not (concept.stems & stems or any(a <= stems for a in concept.alternatives)):
+            if concept.weight < 1.0 or not _stands_for(concept, stems):
                 continue
             if word.isascii() and len(concept.alternatives) < 2:
                 continue
@@ -372,10 +378,7 @@ def named_lines(query: str, concepts: list[Concept]) -> tuple[Concept, ...]:
             stems = frozenset(terms_of(near))
             if not stems & lines:
                 continue
-            for concept in concepts:
-                named = concept.stems & stems or any(a <= stems for a in concept.alternatives)
-                if named and concept not in found:
-                    found.append(concept)
+            found += [concept for concept in concepts if _stands_for(concept, stems) and concept not in found]
     return tuple(found)
 
 
@@ -389,10 +392,8 @@ def privative_concepts(query: str, concepts: list[Concept]) -> tuple[Concept, ..
     found: list[Concept] = []
     for match in _PRIVATIVE.finditer(normalize(formalize(asking_part(query)))):
         stems = frozenset(terms_of(match.group(1))) - noise_terms()
-        for concept in concepts:
-            if stems and (concept.stems & stems or any(a <= stems for a in concept.alternatives)):
-                if concept not in found:
-                    found.append(concept)
+        if stems:
+            found += [concept for concept in concepts if _stands_for(concept, stems) and concept not in found]
     return tuple(found)
 
 
