@@ -160,3 +160,25 @@ def test_a_run_of_follow_ups_asks_the_first_question_about_each_new_subject():
     other = HistoryTurn(message="فرانشیز بیمه بدنه خودرو چقدر است؟", query="فرانشیز بیمه بدنه خودرو چقدر است؟")
     fourth = run("برای موتورسیکلت چطور؟", [first, second, other]).standalone_query
     assert "فرانشیز" in fourth and "دندانپزشکی" not in fourth
+
+
+def test_a_follow_up_with_a_new_circumstance_replaces_the_one_told_before_the_question():
+    """"I'm self-employed. How much …?" then "And if I were a government employee?": the second turn
+    asks the same question for an employee, not for a self-employed employee, which no sentence
+    answers. A follow-up that fills a known slot keeps the statements: they hold what it replaces."""
+    first = HistoryTurn(
+        message="I'm self-employed. How much of the public health insurance premium do I pay myself?",
+        query="I'm self-employed. How much of the public health insurance premium do I pay myself?",
+        language="en",
+    )
+    query = run("And if I were a government employee?", [first], language="en").standalone_query
+    assert query.startswith("How much of the public health insurance premium do I pay myself")
+    assert "government employee" in query and "self-employed" not in query
+
+    told = HistoryTurn(
+        message="پدرم عمل جراحی کرد. بیمه تکمیلی هزینه‌اش را می‌دهد؟",
+        query="پدرم عمل جراحی کرد. بیمه تکمیلی هزینه‌اش را می‌دهد؟",
+    )
+    assert run("برای همسرم چطور؟", [told]).standalone_query.startswith("همسرم عمل جراحی کرد.")
+    conditioned = run("اگه زایمان باشه چی؟", [told]).standalone_query
+    assert "زایمان" in conditioned and "جراحی" not in conditioned and "بیمه تکمیلی" in conditioned

@@ -251,13 +251,33 @@ def _in_persian(word: str) -> str:
     return rendering[0] if rendering else word
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?؟])\s+")
+
+
+def without_circumstances(query: str) -> str:
+    """`query` from its first question sentence on: the statements a customer makes first ("I'm
+    self-employed.") are that turn's particulars. All of `query` when no sentence asks."""
+    sentences = _SENTENCE_END.split(query.strip())
+    for index, sentence in enumerate(sentences):
+        if sentence.rstrip().endswith(("?", "؟")):
+            return " ".join(sentences[index:])
+    return query
+
+
 def merge_follow_up(previous: str, message: str, lines: frozenset[str] = frozenset()) -> str:
-    """The previous standalone query with the follow-up's words replacing or extending it."""
+    """The previous standalone query with the follow-up's words replacing or extending it.
+
+    A follow-up that brings a new circumstance of no known kind ("And if I were a government
+    employee?") asks the previous question under that circumstance instead of the one told before
+    it: merged with "I'm self-employed. How much …?", it would ask about both at once, which no
+    sentence answers."""
     base = _EXPANSION.sub("", previous).strip()
+    residual = residual_words(message)
+    if residual and not any(slot_of(word, lines) for word in residual) and any(content_terms(w) for w in residual):
+        base = without_circumstances(base)
     mark = base[-1] if base and base[-1] in "?؟" else ""
     base = base.rstrip(" ?؟.!")
     base_words = base.split()
-    residual = residual_words(message)
     consumed: set[int] = set()
     for slot in _SLOTS:
         new = [i for i, word in enumerate(residual) if slot_of(word, lines) == slot]
