@@ -91,6 +91,8 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "buyer": ("خریدار",),
     "purchaser": ("خریدار",),
     "seller": ("فروشنده",),
+    "salesman": ("فروشنده", "واسطه فروش"),
+    "salesperson": ("فروشنده", "واسطه فروش"),
     "vendor": ("فروشنده", "عرضه کننده"),
     "consumer": ("مصرف کننده",),
     # the car consumer law's «عرضه‌کننده» is the manufacturer or importer that supplies the car
@@ -713,12 +715,14 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "null": ("باطل", "بطلان"),
     "invalid": ("باطل", "بطلان", "فاقد اعتبار"),
     "return": ("استرداد", "عودت", "بازگشت"),
+    "take back": ("مسترد", "استرداد", "عودت"),
+    "give back": ("مسترد", "استرداد", "عودت"),
     "transfer": ("انتقال", "نقل و انتقال"),
     "transferred": ("انتقال", "نقل و انتقال"),
     "ownership": ("مالکیت",),
     "transfer of ownership": ("نقل و انتقال", "انتقال مالکیت"),
-    "sell": ("فروش", "انتقال"),
-    "sold": ("فروش", "انتقال"),
+    "sell": ("فروش", "انتقال", "واگذاری"),
+    "sold": ("فروش", "انتقال", "واگذاری"),
     "sale": ("فروش",),
     "selling": ("فروش",),
     "buy": ("خرید", "خریداری", "تهیه", "تملک"),
@@ -793,6 +797,11 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "calculated": ("محاسبه",),
     "calculation": ("محاسبه",),
     "written": ("قید", "درج", "ذکر", "مندرج"),
+    "in writing": ("کتبی", "مکتوب"),
+    "writing": ("کتبی", "مکتوب"),
+    "verbally": ("شفاهی",),
+    "orally": ("شفاهی",),
+    "verbal": ("شفاهی",),
     "state": ("قید", "درج", "ذکر", "مندرج"),
     "stated": ("قید", "درج", "ذکر", "مندرج"),
     "mention": ("قید", "درج", "ذکر"),
@@ -1007,6 +1016,9 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "below": ("کمتر",),
     "above": ("بیشتر", "مازاد"),
     "immediately": ("فورا", "بلافاصله"),
+    "straight away": ("فورا", "بلافاصله"),
+    "right away": ("فورا", "بلافاصله"),
+    "at once": ("فورا", "بلافاصله"),
     "first": ("اول",),
     "second": ("دوم",),
     "member": ("عضو", "اعضا"),
@@ -1088,5 +1100,10 @@ ENGLISH_NOISE = (
     "full complete cases needed per both either neither certain specific particular "
     "due regarding concerning related relating involved whole instead automatically later "
     # particles of phrasal verbs ("end up", "look into", "get back") and connectives
-    "up over into onto out off down back because couple meantime"
+    "up over into onto out off down back because couple meantime "
+    # auxiliaries, pronouns, connectives and hedges the lists above missed; "ll"/"re"/"ve" are what
+    # a contraction leaves ("they'll", "we're", "I've")
+    "were doing these those theirs but then here just also else quite rather maybe perhaps anyway "
+    "though although whether whatever whenever wherever however further ought shall might could "
+    "ll re ve lot lots stuff take takes taking put puts turn turns turned"
 )

@@ -424,13 +424,28 @@ def _glossary_indexes() -> tuple[dict[tuple[str, ...], GlossaryEntry], dict[tupl
     return surface, stems
 
 
+# The irregular past forms of verbs ("took back", "was given"): a stemmer leaves them apart from
+# the verb, so they are looked up as the verb.
+_IRREGULAR_PAST: dict[str, str] = {
+    "took": "take", "taken": "take", "gave": "give", "given": "give", "held": "hold",
+    "chose": "choose", "chosen": "choose", "shown": "show", "drove": "drive", "driven": "drive",
+    "wrote": "write", "broke": "break", "broken": "break", "lost": "lose", "left": "leave",
+    "kept": "keep", "sent": "send", "spent": "spend", "brought": "bring", "told": "tell",
+    "found": "find", "began": "begin", "begun": "begin", "fell": "fall", "fallen": "fall",
+    "struck": "strike", "stole": "steal", "signed": "sign", "withdrew": "withdraw", "withdrawn": "withdraw",
+}  # fmt: skip
+
+
 def glossary_entry(words: Sequence[str]) -> GlossaryEntry | None:
-    """The glossary's entry for these English words (as written, else by their stems), if any."""
+    """The glossary's entry for these English words (as written, else by their stems, else with an
+    irregular past form read as its verb), if any."""
     surface, stems = _glossary_indexes()
     key = tuple(word.lower() for word in words)
     entry = surface.get(key)
     if entry is None:
         entry = stems.get(tuple(stemmer().stem_word(word) for word in key))
+    if entry is None and any(word in _IRREGULAR_PAST for word in key):
+        return glossary_entry(tuple(_IRREGULAR_PAST.get(word, word) for word in key))
     return entry
 
 

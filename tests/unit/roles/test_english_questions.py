@@ -237,3 +237,19 @@ def test_a_customers_circumstances_and_phrasal_particles_are_not_what_a_quote_mu
     # everyday words with the statutes' renderings («متصرف», «مالکیت»), never key notions
     assert told["leasing"].covered_by(frozenset(terms_of("مالک وسیله نقلیه یا متصرف آن")))
     assert not told["leasing"].key and not told["belongs"].key
+
+
+def test_function_words_and_irregular_past_forms_are_read_as_a_customer_means_them():
+    """"were", "but", "lot" and "stuff" are no notions; "took back" and "gave" are the glossary's "take
+    back" and "give": a stemmer leaves irregular past forms apart from their verb."""
+    concepts = {
+        c.label: c
+        for c in query_concepts(
+            "The dealer took back my car and gave me a lot of stuff, but what if I were a government employee?"
+        )
+    }
+    assert not {"were", "but", "lot", "stuff"} & set(concepts)
+    assert concepts["took back"].covered_by(frozenset(terms_of("خودروی مسترد شده")))
+    assert concepts["gave"].covered_by(frozenset(terms_of("ارائه")))
+    assert glossary_entry(["given"]) == glossary_entry(["give"])
+    assert "شفاهی" in glossary_entry(["verbally"]).phrases and "کتبی" in glossary_entry(["in", "writing"]).phrases
