@@ -119,6 +119,9 @@ def test_a_plural_possessive_is_stripped_and_a_plural_in_an_meets_its_singular()
 
     assert terms_of("درمانمون کارشان") == ["درمان", "کار"]
     assert terms_of("سازمان ساختمان") == ["سازمان", "ساختمان"]  # words of their own
+    # written after a half-space, the spoken possessive is a word of its own, and no notion
+    assert [c.label for c in query_concepts("اداره‌مون با یه بیمه خصوصی قرارداد داره")][:3] == ["اداره", "بیمه", "خصوصی"]
+    assert [c.label for c in query_concepts("ماشین‌تونو بیمه کردید؟")][:2] == ["ماشین", "بیمه"]
     villagers = concept("بیمه درمانمون مثل روستایی‌ها حساب می‌شود؟", "روستایی")
     assert villagers.covered_by(text_terms("عشایر کوچ رو از مزایای روستاییان برخوردارند."))
 

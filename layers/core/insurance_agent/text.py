@@ -167,6 +167,9 @@ def stopwords() -> frozenset[str]:
     keep = {"خطر", "دوم", "اول", "سوم", "سال", "ماه", "روز", "کل", "بیشتر", "کمتر", "حداکثر", "حداقل"}
     persian = {normalize(word) for word in persian_stopwords} - keep
     persian |= {"ها", "های", "هایی", "ی", "ای", "را", "رو", "که", "می", "نمی", "است", "هست", "بود", "شود"}
+    # spoken plural possessives after a half-space («اداره‌مون», «ماشین‌تونو»): the written «مان» and
+    # «شان» are in shekar's list already
+    persian |= {"مون", "تون", "شون", "مونو", "تونو", "شونو"}
     english = {
         "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "is", "are", "was", "be", "by",
         "with", "what", "which", "who", "how", "does", "do", "did", "my", "your", "i", "me", "it",
