@@ -238,6 +238,29 @@ def _nasal_vowel(word: str) -> str:
     return best
 
 
+def _spoken_possessed(word: str) -> str | None:
+    """The written noun of a spoken noun with a possessive clitic that `strip_possessive` cannot
+    see: on the spoken plural («قسطاش», «مدیراش» -> «قسط‌ها», «مدیر‌ها») or after a final «ه» that
+    speech drops («وظیفشون», «همرام» -> «وظیفه», «همراه»). Only when the noun is far more common
+    than the word, so that «تلاش» stays «تلاش», and never of a verb («فروختم» is not «فروخته»)."""
+    if is_verb_form(word):
+        return None
+    for clitic in _POSSESSIVES:
+        if not word.endswith(clitic):
+            continue
+        base = word[: -len(clitic)]
+        if base in _past_stems():
+            continue
+        # (noun, written form): the plain base is strip_possessive's, and wins when most common
+        readings = [(base, None), (f"{base}ه", f"{base}ه")]
+        if base.endswith("ا") and not base.endswith(("ها", "آ")):
+            readings.append((base[:-1], f"{base[:-1]}{ZWNJ}ها"))
+        noun, written = max(readings, key=lambda reading: frequency(reading[0]))
+        if written is not None and _more_common(noun, word):
+            return written
+    return None
+
+
 def formal_word(word: str) -> list[str]:
     """The written form(s) of one normalised Persian word (a list: «چنده» -> «چند», «است»)."""
     table = _informal()
@@ -253,6 +276,9 @@ def formal_word(word: str) -> list[str]:
             return [*formal_word(base), "را"]  # «ماشینمو» -> «ماشینم را»: the possessive stays
     if word.endswith("ا") and not word.endswith(("ها", "آ")) and _more_common(word[:-1], word):
         return [f"{word[:-1]}{ZWNJ}ها"]  # the spoken plural «قسطا»
+    spoken = _spoken_possessed(word)
+    if spoken is not None:
+        return [spoken]
     if word.endswith("ای") and not word.endswith("های") and _more_common(word[:-2], word):
         return [f"{word[:-2]}{ZWNJ}های"]  # the spoken plural with its ezafe «قسطای باقی»
     vowel = _nasal_vowel(word)
