@@ -180,3 +180,15 @@ def test_a_possessive_with_the_spoken_copula_is_the_noun():
 
     assert formal_word("شرکتمونه") == ["شرکتمون", "است"]
     assert concept("ماشین به اسم شرکتمونه", "شرکتمون").covered_by(text_terms("شرکت"))
+
+
+def test_a_lone_party_is_not_both_parties():
+    """«ماشین طرفو» (the other guy's car) and «طرفین» (both parties of a dispute): the stemmer cuts the
+    dual to its singular and grounding took the dual as a spelling of the word; neither may."""
+    from insurance_agent.lexical import ground_concepts, terms_of
+
+    assert "طرف" not in terms_of("اختلاف طرفین")
+    question = "میتونم خودم پرونده خسارت ماشین طرفو تشکیل بدم؟"
+    evidence = text_terms("در صورت توافق طرفین، خسارت بدون مراجعه به مرجع قضایی پرداخت می‌شود.")
+    party = next(c for c in ground_concepts(query_concepts(question), [evidence]) if c.label == "طرف")
+    assert not party.covered_by(evidence)

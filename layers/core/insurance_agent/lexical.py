@@ -305,6 +305,10 @@ BROKEN_PLURALS: dict[str, str] = {
     "ادوار": "دوره",
 }
 
+# Arabic duals the stemmer cuts to their singular, though they name something else: «طرفین» (both
+# parties of a contract or a dispute) is not the «طرف» a customer means by "the other guy".
+KEPT_WHOLE = frozenset({"طرفین"})
+
 
 @lru_cache(maxsize=65536)
 def _lemma(token: str) -> str:
@@ -313,6 +317,8 @@ def _lemma(token: str) -> str:
         return stem(token)
     if token in BROKEN_PLURALS:
         return _deepen(BROKEN_PLURALS[token])
+    if token in KEPT_WHOLE:
+        return token
     token = strip_plural_possessive(token)
     first = base_form(token, stem(token))
     return _deepen(first)
@@ -792,7 +798,7 @@ def _derived_forms(term: str, vocabulary: frozenset[str]) -> list[str]:
 def _spelling_variants(term: str, vocabulary: frozenset[str]) -> list[str]:
     found = []
     for word in vocabulary:
-        if word.isascii() or word == term:
+        if word.isascii() or word == term or word in KEPT_WHOLE or term in KEPT_WHOLE:
             continue
         short, long = (word, term) if len(word) < len(term) else (term, word)
         if len(short) >= 3 and len(long) - len(short) <= 2 and long.startswith(short):
