@@ -533,7 +533,8 @@ def _english_spans(text: str) -> list[EnglishSpan]:
         else:
             word = flat[position]
             term = stem(word)
-            if word not in stop and len(word) > 1 and term not in noise_terms():
+            verb = stem(_IRREGULAR_PAST.get(word, word))  # "found" as "find", a noise word
+            if word not in stop and len(word) > 1 and term not in noise_terms() and verb not in noise_terms():
                 found.append(EnglishSpan(word, (frozenset([term]),)))
             position += 1
     return found

@@ -253,3 +253,8 @@ def test_function_words_and_irregular_past_forms_are_read_as_a_customer_means_th
     assert concepts["gave"].covered_by(frozenset(terms_of("ارائه")))
     assert glossary_entry(["given"]) == glossary_entry(["give"])
     assert "شفاهی" in glossary_entry(["verbally"]).phrases and "کتبی" in glossary_entry(["in", "writing"]).phrases
+    # "found out" is "find out", words of the story; a dispute told as "arguing" is the statutes' «اختلاف»
+    told = {c.label: c for c in query_concepts("I found out they keep arguing about it. Who settles that?")}
+    assert "found" not in told
+    assert told["arguing"].covered_by(frozenset(terms_of("پرونده‌های مورد اختلاف")))
+    assert told["settles"].covered_by(frozenset(terms_of("مرجع رسیدگی")))
