@@ -162,10 +162,10 @@ def test_a_run_of_follow_ups_asks_the_first_question_about_each_new_subject():
     assert "فرانشیز" in fourth and "دندانپزشکی" not in fourth
 
 
-def test_a_follow_up_with_a_new_circumstance_replaces_the_one_told_before_the_question():
+def test_a_follow_up_that_describes_the_customer_anew_replaces_the_description():
     """"I'm self-employed. How much …?" then "And if I were a government employee?": the second turn
     asks the same question for an employee, not for a self-employed employee, which no sentence
-    answers. A follow-up that fills a known slot keeps the statements: they hold what it replaces."""
+    answers. Any other new circumstance adds to the story told before, which stays."""
     first = HistoryTurn(
         message="I'm self-employed. How much of the public health insurance premium do I pay myself?",
         query="I'm self-employed. How much of the public health insurance premium do I pay myself?",
@@ -175,10 +175,20 @@ def test_a_follow_up_with_a_new_circumstance_replaces_the_one_told_before_the_qu
     assert query.startswith("How much of the public health insurance premium do I pay myself")
     assert "government employee" in query and "self-employed" not in query
 
+    persian = HistoryTurn(
+        message="من کارمند دولت هستم. سهم من از حق بیمه درمان چقدر است؟",
+        query="من کارمند دولت هستم. سهم من از حق بیمه درمان چقدر است؟",
+    )
+    retired = run("اگه بازنشسته بودم چی؟", [persian]).standalone_query
+    assert "بازنشسته" in retired and "کارمند" not in retired and "حق بیمه درمان" in retired
+
+    stolen = HistoryTurn(
+        message="My car was stolen. Does my policy cover it?", query="My car was stolen. Does my policy cover it?", language="en"
+    )
+    assert "stolen" in run("And if it was parked outside?", [stolen], language="en").standalone_query
     told = HistoryTurn(
         message="پدرم عمل جراحی کرد. بیمه تکمیلی هزینه‌اش را می‌دهد؟",
         query="پدرم عمل جراحی کرد. بیمه تکمیلی هزینه‌اش را می‌دهد؟",
     )
     assert run("برای همسرم چطور؟", [told]).standalone_query.startswith("همسرم عمل جراحی کرد.")
-    conditioned = run("اگه زایمان باشه چی؟", [told]).standalone_query
-    assert "زایمان" in conditioned and "جراحی" not in conditioned and "بیمه تکمیلی" in conditioned
+    assert "جراحی" in run("اگه بیمارستان خصوصی باشه چی؟", [told]).standalone_query

@@ -252,29 +252,38 @@ def _in_persian(word: str) -> str:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?؟])\s+")
+# A description of oneself: "I'm self-employed", "if I were a government employee", «کارمند دولت
+# هستم», «اگه بازنشسته بودم».
+_SELF_DESCRIPTION = re.compile(
+    r"\bi\s*(?:'m|am|was|were)\b|\bif\s+i\s+(?:was|were)\b|(?<!\w)(?:هستم|بودم|باشم)(?!\w)", re.IGNORECASE
+)
 
 
-def without_circumstances(query: str) -> str:
-    """`query` from its first question sentence on: the statements a customer makes first ("I'm
-    self-employed.") are that turn's particulars. All of `query` when no sentence asks."""
+def without_self_description(query: str) -> str:
+    """`query` without the statements before its first question sentence that describe the customer
+    ("I'm self-employed."); all of `query` when it has none."""
     sentences = _SENTENCE_END.split(query.strip())
     for index, sentence in enumerate(sentences):
         if sentence.rstrip().endswith(("?", "؟")):
-            return " ".join(sentences[index:])
+            told = sentences[:index]
+            if told and all(_SELF_DESCRIPTION.search(normalize(statement)) for statement in told):
+                return " ".join(sentences[index:])
+            return query
     return query
 
 
 def merge_follow_up(previous: str, message: str, lines: frozenset[str] = frozenset()) -> str:
     """The previous standalone query with the follow-up's words replacing or extending it.
 
-    A follow-up that brings a new circumstance of no known kind ("And if I were a government
-    employee?") asks the previous question under that circumstance instead of the one told before
-    it: merged with "I'm self-employed. How much …?", it would ask about both at once, which no
-    sentence answers."""
+    A follow-up that describes the customer anew ("And if I were a government employee?") asks the
+    previous question of that person, not of the one described before it: merged with "I'm
+    self-employed. How much …?", it asked about both at once, which no sentence answers. Any other
+    new circumstance ("And if it was parked outside?" after "My car was stolen. …") adds to the
+    story, which stays."""
     base = _EXPANSION.sub("", previous).strip()
     residual = residual_words(message)
-    if residual and not any(slot_of(word, lines) for word in residual) and any(content_terms(w) for w in residual):
-        base = without_circumstances(base)
+    if _SELF_DESCRIPTION.search(normalize(message)):
+        base = without_self_description(base)
     mark = base[-1] if base and base[-1] in "?؟" else ""
     base = base.rstrip(" ?؟.!")
     base_words = base.split()
