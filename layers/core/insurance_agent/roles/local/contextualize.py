@@ -30,7 +30,7 @@ from insurance_agent.lexical import broaden, noise_terms, persian_expansion, reg
 from insurance_agent.models.roles import ContextualizeRequest, ContextualizeResult, HistoryTurn
 from insurance_agent.policy.clarification import pick_option
 from insurance_agent.policy.memory import product_names
-from insurance_agent.text import content_terms, detect_language, normalize, tokens
+from insurance_agent.text import content_terms, detect_language, normalize, split_sentences, tokens
 
 _EXPANSION = re.compile(r"\s*\[[^\[\]]*\]\s*$")
 _FOLLOW_UP_EN = re.compile(
@@ -251,7 +251,6 @@ def _in_persian(word: str) -> str:
     return rendering[0] if rendering else word
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?؟])\s+")
 # A description of oneself: "I'm self-employed", "if I were a government employee", «کارمند دولت
 # هستم», «اگه بازنشسته بودم».
 _SELF_DESCRIPTION = re.compile(
@@ -262,9 +261,9 @@ _SELF_DESCRIPTION = re.compile(
 def without_self_description(query: str) -> str:
     """`query` without the statements before its first question sentence that describe the customer
     ("I'm self-employed."); all of `query` when it has none."""
-    sentences = _SENTENCE_END.split(query.strip())
+    sentences = split_sentences(query)
     for index, sentence in enumerate(sentences):
-        if sentence.rstrip().endswith(("?", "؟")):
+        if sentence.endswith(("?", "؟")):
             told = sentences[:index]
             if told and all(_SELF_DESCRIPTION.search(normalize(statement)) for statement in told):
                 return " ".join(sentences[index:])
