@@ -87,6 +87,23 @@ def test_what_a_third_party_said_is_not_the_users_act(text, expect):
 
 
 @pytest.mark.parametrize(
+    ("text", "expect"),
+    [
+        # a first person after an auxiliary asks how; it does not state an act
+        ("The agent was slow with my claim. Who do I complain to, and who reviews it?", None),
+        ("Do we need to go to court to appeal, or is there another way?", None),
+        ("Should I complain to the regulator if the insurer does not answer?", None),
+        # the same verbs stated are acts
+        ("I want to complain about the agent who handled my claim", "complaint"),
+        ("We complain about how the branch handled our claim", "complaint"),
+        ("I need to cancel my cargo policy", "cancellation"),
+    ],
+)
+def test_a_question_in_the_first_person_is_not_a_stated_act(text, expect):
+    assert load_policy().restricted_category(text) == expect
+
+
+@pytest.mark.parametrize(
     "mutate, message",
     [
         (lambda p: p["handoff"]["fa"].append("(unclosed"), "invalid regex"),
