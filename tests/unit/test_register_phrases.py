@@ -192,3 +192,23 @@ def test_a_lone_party_is_not_both_parties():
     evidence = text_terms("در صورت توافق طرفین، خسارت بدون مراجعه به مرجع قضایی پرداخت می‌شود.")
     party = next(c for c in ground_concepts(query_concepts(question), [evidence]) if c.label == "طرف")
     assert not party.covered_by(evidence)
+
+
+def test_a_spoken_pronoun_with_the_object_marker_is_a_pronoun():
+    """«منو» is «من را»: weighed as a word, it was the rarest notion of «پول خسارت منو نمیدن؟»."""
+    from insurance_agent.colloquial import formal_word
+
+    assert formal_word("منو") == ["من", "را"]
+    assert formal_word("شمارو") == ["شما", "را"]  # not «شمار» (a count) and «را»
+    assert formal_word("اونارو") == ["آن\u200cها", "را"]
+    found = {c.label for c in query_concepts("اگه جریمه‌شون کنن دیگه پول خسارت منو نمیدن؟")}
+    assert "منو" not in found
+    assert {"جریمه", "پول", "خسارت"} <= found
+
+
+def test_the_bare_past_of_a_light_verb_and_a_preposition_are_not_concepts():
+    """«پلیس نگهم داشت», «بیمه‌م خسارت داد», «یه پولی بابتش میگیره»: the notions are the police, the
+    claim and the money; «داشت», «داد» and «بابت» (for) are what any sentence may say."""
+    found = {c.label for c in query_concepts("پلیس راه نگهم داشت و بیمه‌م خسارت داد، بابتش پولی می‌گیره؟")}
+    assert not {"داشت", "داد", "بابتش"} & found
+    assert {"پلیس", "خسارت"} <= found
