@@ -212,3 +212,21 @@ def test_the_bare_past_of_a_light_verb_and_a_preposition_are_not_concepts():
     found = {c.label for c in query_concepts("پلیس راه نگهم داشت و بیمه‌م خسارت داد، بابتش پولی می‌گیره؟")}
     assert not {"داشت", "داد", "بابتش"} & found
     assert {"پلیس", "خسارت"} <= found
+
+
+def test_both_of_us_is_not_treatment():
+    """«هر دومون» is «دو» + «مون»; read as the spoken «دومان» it met «درمان» in a health law."""
+    found = {c.label for c in query_concepts("هر دومون بیمه داریم، خسارت بدون پلیس پرداخت میشه؟")}
+    assert not {"دومون", "دومان"} & found
+    assert not any(c.covered_by(text_terms("هزینه درمان")) for c in query_concepts("هر دومون مقصریم"))
+
+
+def test_years_a_higher_price_and_at_the_start_in_everyday_words():
+    """«چند ساله» counts years as «هر سال» does; «بیشتر میشه» is the rule's «افزایش»; «اول کار» is the
+    start, not work; «یه آقایی» is someone whom no rule names."""
+    assert concept("چند ساله تصادف نداشتم", "ساله").covered_by(text_terms("به ازای هر سال پنج درصد"))
+    assert concept("موقع تمدید قیمتش بیشتر میشه؟", "بیشتر").covered_by(text_terms("حق بیمه افزایش خواهد یافت"))
+    start = concept("اول کار چقدرشو باید بدم؟", "اول کار")
+    assert start.covered_by(text_terms("پنجاه درصد حق بیمه در قسط اول دریافت می‌شود"))
+    assert not start.covered_by(text_terms("کار"))
+    assert "آقایی" not in {c.label for c in query_concepts("یه آقایی اومده میگه نماینده بیمه است")}

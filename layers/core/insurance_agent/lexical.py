@@ -87,6 +87,12 @@ REGISTER: dict[str, tuple[str, ...]] = {
     "ارزان": ("کاهش",),
     "ارزون": ("کاهش",),
     "افت": ("کسر", "کاهش"),
+    "بیشتر": ("افزایش", "بیش"),
+    "کمتر": ("کاهش",),
+    # «چند ساله تصادف نداشتم» (for some years): the years a rule counts («هر سال»)
+    "ساله": ("سال",),
+    # «اول کار» (at the start), not work
+    "اول کار": ("ابتدا", "اول"),
     # insurers as companies
     "شرکت": ("مؤسسه",),
     "سهامدار": ("صاحبان سهام", "سهام"),
@@ -232,6 +238,8 @@ _NOISE_WORDS = (
     "هی اصلا اصلاً حتما حتماً واقعا واقعاً دقیقا دقیقاً کلا کلاً همش تقریبا تقریباً معلوم معلومه همچین "
     # reported speech («پلیس گفت …», «شنیدم …»): who said it, not what is asked
     "گفت گفته گفتن گفتند گفتن میگه میگن میگفت "
+    # «یه آقایی اومده …», «یارو زد و رفت»: someone, whom no rule names
+    "یارو آقایی آقاهه "
     # «اینم جزو گارانتیه؟»: whether it is included, which the rule says by naming it
     "جزو جزء "
     # «امکان‌پذیر است؟»: "is it possible", split at its joiner
