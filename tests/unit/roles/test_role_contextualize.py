@@ -192,3 +192,20 @@ def test_a_follow_up_that_describes_the_customer_anew_replaces_the_description()
     )
     assert run("برای همسرم چطور؟", [told]).standalone_query.startswith("همسرم عمل جراحی کرد.")
     assert "جراحی" in run("اگه بیمارستان خصوصی باشه چی؟", [told]).standalone_query
+
+
+def test_a_long_condition_with_a_bare_what_is_a_follow_up():
+    """«اگه … چی؟» and "And if …?" leave out what happens, which the previous question asked: a
+    follow-up however long the condition. A condition with its own question is a question."""
+    payroll = HistoryTurn(
+        message="کارمند دولتم. اداره تا کی باید حق بیمه درمان را به حساب بیمه سلامت بریزد؟",
+        query="کارمند دولتم. اداره تا کی باید حق بیمه درمان را به حساب بیمه سلامت بریزد؟",
+    )
+    message = "اگه اداره‌مون با یه بیمه خصوصی قرارداد داشته باشه چی؟ همه‌ش میره واسه اونا؟"
+    assert is_follow_up(message)
+    query = run(message, [payroll]).standalone_query
+    assert "حساب" in query and "خصوصی" in query and "قرارداد" in query
+    assert is_follow_up("And if he had died? Would we have to wait for a court ruling?")
+    assert not is_follow_up("اگه قبول نکردن و به توافق نرسیدیم کجا باید شکایت کنم؟")
+    assert not is_follow_up("اگر بیمه نداشته باشم و با ماشین کسی تصادف کنم چه می‌شود؟")
+    assert not is_follow_up("What if I miss a payment on my policy and then have an accident?")

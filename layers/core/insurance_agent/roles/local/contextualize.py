@@ -6,7 +6,8 @@ Three cases, in order:
    "1"/"۱", ordinal "اولی"/"the second", or the distinctive words of its label): the standalone
    query is the clarified query again, and retrieval is scoped to that option's file and domain.
 2. The message is a follow-up ("what about for my wife?", «برای همسرم چطور؟», «اون یکی چی؟», a short
-   message with a pronoun or an ellipsis) and there is an earlier query: the earlier standalone
+   message with a pronoun or an ellipsis, a condition with a bare «چی؟»: «اگه … چی؟», "And if …?")
+   and there is an earlier query: the earlier standalone
    query with the new message's words merged in. A word of the same kind (family member, vehicle,
    product line) replaces the old one ("پدرم" -> "همسرم"); anything else is appended.
 3. Otherwise the message is its own standalone query.
@@ -76,6 +77,12 @@ _PRONOUNS = {
     "بهش",
 }
 _MAX_FOLLOW_UP_WORDS = 8
+# «اگه اداره‌مون با یه بیمه خصوصی قرارداد داشته باشه چی؟», "And if he had died?": a condition with a
+# bare «چی؟» leaves out what happens, which is what the previous question asked. However long the
+# condition, the sentence only makes sense against that question.
+_CONDITIONAL_FA = re.compile(r"^(?:و\s+)?(?:اگه|اگر)\s.+\s(?:چی|چطور|چطوری)\s*[?؟!.]*$")
+_CONDITIONAL_EN = re.compile(r"^and\s+(?:what\s+)?if\b")
+_MAX_CONDITIONAL_WORDS = 16
 
 # Word kinds: a new word of a kind replaces the previous query's word(s) of the same kind.
 _SLOTS: dict[str, tuple[str, ...]] = {
@@ -191,7 +198,13 @@ def is_follow_up(message: str) -> bool:
     """A message that only makes sense against the previous question (see the module docstring)."""
     text = normalize(message)
     words = tokens(message)
-    if not words or len(words) > _MAX_FOLLOW_UP_WORDS:
+    if not words:
+        return False
+    sentences = split_sentences(text)
+    first = sentences[0] if sentences else text
+    if len(words) <= _MAX_CONDITIONAL_WORDS and (_CONDITIONAL_FA.search(first) or _CONDITIONAL_EN.search(first)):
+        return True
+    if len(words) > _MAX_FOLLOW_UP_WORDS:
         return False
     if _FOLLOW_UP_EN.search(text) or _FOLLOW_UP_FA.search(text):
         return True
