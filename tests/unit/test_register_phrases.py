@@ -167,6 +167,19 @@ def test_spoken_verbs_with_an_object_clitic_or_of_coming_and_bringing_are_verbs(
     assert not any(is_verb_form(word) for word in ("بیان", "میان", "نیا", "خسارتش", "قسطش"))
 
 
+def test_a_verb_whose_stem_begins_with_alef_is_a_verb_written_or_spoken():
+    """«بیندازد», «نیفتد» and the spoken «بندازه», «میندازن»; read as «بنداز» + «است» it met «بند» (a
+    clause of the statute). «بیستم» (twentieth) is not «ایستادن»."""
+    from insurance_agent.colloquial import formal_word, is_verb_form
+
+    assert all(is_verb_form(word) for word in ("بیندازد", "بیاندازد", "نیفتد", "بندازه", "میندازن"))
+    assert not any(is_verb_form(word) for word in ("بیستم", "بیست", "میزان"))
+    assert formal_word("بندازه") == ["بندازه"]
+    assert formal_word("چنده") == ["چند", "است"]  # the copula on a word that is not a verb
+    weights = {c.label: c.weight for c in query_concepts("میخواد شرکت بیمه راه بندازه")}
+    assert weights.get("بندازه", 0.0) < 1.0
+
+
 def test_a_spoken_comparative_is_its_adjective():
     # «گرونتر میشه؟»: "does it get dearer", which a rule says as an increase («گران» -> «افزایش»)
     assert concept("سال بعد بیمه‌ام گرونتر میشه؟", "گران").covered_by(text_terms("افزایش حق بیمه مجاز نیست"))
@@ -230,3 +243,15 @@ def test_years_a_higher_price_and_at_the_start_in_everyday_words():
     assert start.covered_by(text_terms("پنجاه درصد حق بیمه در قسط اول دریافت می‌شود"))
     assert not start.covered_by(text_terms("کار"))
     assert "آقایی" not in {c.label for c in query_concepts("یه آقایی اومده میگه نماینده بیمه است")}
+
+
+def test_everyday_words_for_permission_companies_and_people():
+    """«مشکلی نداره؟» asks whether a rule allows it; a company is a legal person; a managing director is
+    a director; «بجای» (instead of) and «قبلا» (before) are not notions; «یه رفیقم» is someone."""
+    assert concept("میخواد مدیرعامل بشه، مشکلی نداره؟", "مشکلی ندارد").covered_by(text_terms("... ممنوع است"))
+    assert concept("ماشین به اسم شرکتمونه", "شرکتمون").covered_by(text_terms("هر شخص حقیقی یا حقوقی"))
+    assert concept("میخواد مدیرعامل بشه", "مدیرعامل").covered_by(text_terms("مدیران مؤسسات بیمه"))
+    assert concept("ماشین صفر تحویل گرفتم", "ماشین صفر").covered_by(text_terms("تحویل خودرو"))
+    found = {c.label for c in query_concepts("یه رفیقم قبلا محکوم شده، بجای اون کی میشه؟")}
+    assert not {"رفیقم", "قبلا", "بجای"} & found
+    assert "محکوم" in found

@@ -301,7 +301,7 @@ def formal_word(word: str) -> list[str]:
         base = _nasal_vowel(word[:-2])
         if _more_common(base, word):
             return [base]  # the spoken comparative «گرونتر», «ارزونتر»: the notion is the adjective
-    if word.endswith("ه") and (_more_common(word[:-1], word) or _possessed(word[:-1], word)):
+    if word.endswith("ه") and (_more_common(word[:-1], word) or _possessed(word[:-1], word)) and not is_verb_form(word):
         return [*formal_word(word[:-1]), "است"]  # the copula «چنده», «گرونه», «شرکتمونه»
     return [word]
 
@@ -311,6 +311,11 @@ _NOUN_STEM_FREQUENCY = 1_000_000
 # No bare past stem: «پرداخت», «خرید», «دریافت» are the nouns documents are about.
 _PAST_ENDINGS = ("م", "ی", "یم", "ید", "ند", "ین", "ن", "ه")
 _PRESENT_ENDINGS = ("م", "ی", "د", "یم", "ید", "ند", "ه", "ن", "ین")
+
+
+# A present stem that begins with «ا» takes «بی»/«نی» («بیندازد», «نیفتد»), and speech drops the «ا»
+# («بندازه», «میندازن»). «ایست» is left out: «بیستم» is "twentieth".
+_ALEF_STEM_EXCEPTIONS = frozenset({"ایست"})
 
 
 @lru_cache(maxsize=1)
@@ -334,6 +339,10 @@ def verb_forms() -> frozenset[str]:
                 for ending in _PRESENT_ENDINGS:
                     form = present + ending
                     forms.update({"ب" + form, "ن" + form})
+                    if present.startswith("ا") and present not in _ALEF_STEM_EXCEPTIONS:
+                        # «بیندازد», «بیاندازد», «نیفتد»; spoken «بندازه» drops the «ا»
+                        rest = present[1:] + ending
+                        forms.update({"بی" + rest, "نی" + rest, "بی" + form, "نی" + form, "ب" + rest})
                     # «مالی», «فروشی»: a present stem that is a common word of its own («مال»,
                     # «فروش») plus «ی» is far more often its adjective than "you rub", "you sell".
                     if not (ending == "ی" and frequency(present) >= _NOUN_STEM_FREQUENCY):
@@ -375,7 +384,9 @@ def _conjugated(token: str) -> bool:
         return True
     for prefix in _CONTINUOUS:
         rest = token[len(prefix) :]
-        if token.startswith(prefix) and len(rest) >= 2 and (rest in verb_forms() or f"بی{rest}" in _COME_BRING):
+        if token.startswith(prefix) and len(rest) >= 2 and (
+            rest in verb_forms() or f"بی{rest}" in _COME_BRING or f"ب{rest}" in verb_forms()
+        ):
             return frequency(token) < _NOUN_STEM_FREQUENCY
     return False
 

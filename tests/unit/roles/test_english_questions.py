@@ -258,3 +258,12 @@ def test_function_words_and_irregular_past_forms_are_read_as_a_customer_means_th
     assert "found" not in told
     assert told["arguing"].covered_by(frozenset(terms_of("پرونده‌های مورد اختلاف")))
     assert told["settles"].covered_by(frozenset(terms_of("مرجع رسیدگی")))
+
+
+def test_buying_a_policy_is_obtaining_it_and_being_allowed_is_answered_by_a_ban():
+    """Statutes say a policy is «تحصیل» (obtained), and answer "am I allowed to …?" by «ممنوع است»,
+    as a Persian «اجازه دارم؟» is answered."""
+    buy = next(c for c in query_concepts("Who has to buy the third-party insurance?") if c.label == "buy")
+    assert buy.covered_by(frozenset(terms_of("هر کدام که بیمه نامه را تحصیل کند")))
+    allowed = next(c for c in query_concepts("Am I allowed to drive without insurance?") if c.label == "allowed")
+    assert allowed.covered_by(frozenset(terms_of("حرکت وسیله نقلیه بدون بیمه نامه ممنوع است")))
