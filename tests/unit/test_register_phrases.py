@@ -255,3 +255,55 @@ def test_everyday_words_for_permission_companies_and_people():
     found = {c.label for c in query_concepts("یه رفیقم قبلا محکوم شده، بجای اون کی میشه؟")}
     assert not {"رفیقم", "قبلا", "بجای"} & found
     assert "محکوم" in found
+
+
+def test_a_joined_non_prefix_is_read_as_written_apart():
+    """«غیردولتی» is «غیر دولتی»: whether a fund is governmental is what the sentence says."""
+    assert terms_of_text("نهاد عمومی غیردولتی") == terms_of_text("نهاد عمومی غیر دولتی")
+    assert "غیر" not in terms_of_text("غیره") and "غیره" in terms_of_text("غیره")  # "etc." is a word
+
+
+def terms_of_text(text):
+    from insurance_agent.lexical import terms_of
+
+    return set(terms_of(text))
+
+
+def test_which_body_is_the_kind_of_answer_and_who_answers_for_it_is_obliged():
+    """«بر عهده کدام دستگاه است؟» asks for a body, which the rule names («وزارت …»), and is answered by
+    «… مکلف به …»; the injured and the heirs are the bylaws' «زیان‌دیده» and «وراثت»."""
+    from insurance_agent.roles.local.question import question_concepts
+
+    question = "نظارت بر اجرای این قانون بر عهده کدام دستگاه است؟"
+    evidence = text_terms("وزارت صنایع مکلف به نظارت بر اجرای این قانون است.")
+    concepts = question_concepts(question, [evidence])
+    assert "دستگاه" not in {c.label for c in concepts}
+    assert all(c.covered_by(evidence) for c in concepts)
+    assert concept("در صورت فوت مصدوم", "مصدوم").covered_by(text_terms("فوت زیان‌دیده"))
+    assert concept("ورثه چه مدرکی بدهند؟", "ورثه").covered_by(text_terms("گواهی انحصار وراثت"))
+
+
+def test_first_and_the_others_in_the_statutes_words():
+    """«اول به ما میدن یا به بقیه طلبکارا؟» is answered by «… نسبت به سایر بستانکاران حق تقدم دارند»."""
+    evidence = text_terms("بیمه‌گذاران نسبت به سایر بستانکاران حق تقدم دارند")
+    question = "اول به ما میدن یا به بقیه طلبکارا؟"
+    assert concept(question, "اول").covered_by(evidence)
+    assert "بقیه" not in {c.label for c in query_concepts(question)}  # «سایر», a stopword
+
+
+def test_a_spoken_comparative_with_its_copula_is_the_adjective():
+    """«گرونتره» (it is dearer), «جلوترن» (they are ahead): the comparative's adjective and the copula."""
+    from insurance_agent.colloquial import formal_word
+
+    assert formal_word("گرونتره") == ["گران", "است"]
+    assert formal_word("جلوترن") == ["جلو", "هستند"]
+    assert formal_word("دفتره") == ["دفتر", "است"]  # «دفتر» is no comparative
+
+
+def test_a_minimum_is_what_a_rule_says_it_cannot_be_less_than():
+    rule = text_terms("دوره تضمین نمی‌تواند کمتر از دو سال باشد.")
+    assert concept("گارانتیش حداقل چقدر باید باشه؟", "حداقل").covered_by(rule)
+    # a bound says what form the answer takes: a rule that states the figure otherwise still answers
+    assert not concept("گارانتیش حداقل چقدر باید باشه؟", "حداقل").key
+    minimum = next(c for c in query_concepts("What is the minimum warranty period?") if c.label == "minimum")
+    assert minimum.covered_by(rule)

@@ -100,12 +100,15 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "producer": ("تولید کننده", "سازنده"),
     "carmaker": ("خودروساز", "تولید کننده", "عرضه کننده"),
     "automaker": ("خودروساز", "تولید کننده", "عرضه کننده"),
+    "car company": ("خودروساز", "تولید کننده", "عرضه کننده"),
+    "car companies": ("خودروساز", "تولید کننده", "عرضه کننده"),
     "importer": ("وارد کننده",),
     "supplier": ("عرضه کننده",),
     "dealer": ("نمایندگی", "عرضه کننده"),
     "dealership": ("نمایندگی", "عرضه کننده"),
     "agent": ("نماینده", "نمایندگی"),
     "agency": ("نمایندگی",),
+    "government agency": ("نهاد", "دستگاه دولتی", "سازمان دولتی"),
     "broker": ("کارگزار", "کارگزاری"),
     "employee": ("کارکنان", "کارمند", "مستخدم"),
     "employees": ("کارکنان", "کارمندان", "مستخدمین"),
@@ -174,6 +177,8 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "family member": ("افراد خانواده", "اعضای خانواده", "تحت تکفل"),
     "family members": ("افراد خانواده", "اعضای خانواده", "تحت تکفل"),
     "driver": ("راننده",),
+    # «حرکت وسیله نقلیه بدون بیمه‌نامه ممنوع است»: to drive a car is to move it
+    "drive": ("رانندگی", "حرکت"),
     "passenger": ("سرنشین", "مسافر"),
     "passengers": ("سرنشینان", "مسافران", "سرنشین"),
     "pedestrian": ("عابر", "عابر پیاده"),
@@ -848,8 +853,8 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "ceiling": ("سقف",),
     "cap": ("سقف",),
     "maximum": ("حداکثر", "سقف"),
-    "minimum": ("حداقل",),
-    "at least": ("حداقل",),
+    "minimum": ("حداقل", "کمتر"),
+    "at least": ("حداقل", "کمتر"),
     "at most": ("حداکثر",),
     "up to": ("حداکثر", "تا سقف", "سقف"),
     "more than": ("بیشتر", "مازاد"),
@@ -895,6 +900,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "beneficiaries": ("ذینفع", "ذی نفع", "استفاده کننده"),
     # -- the fields of a policy record (account evidence): "when does my policy expire?" ----------
     "expire": ("پایان", "انقضا", "end date"),
+    "expired": ("پایان", "انقضا", "معتبر", "اعتبار"),
     "expires": ("پایان", "انقضا", "end date"),
     "expiry": ("پایان", "انقضا", "end date"),
     "end": ("پایان", "end date"),
@@ -1106,7 +1112,7 @@ ENGLISH_NOISE = (
     "made keep go goes going come comes mean means meant say says said find look looking matter matters "
     "whom whose himself herself themselves yourselves after before during until since while get gets got "
     "getting long arise arises arising resulting time times duration number include included includes "
-    "full complete cases needed per both either neither certain specific particular "
+    "full complete cases needed per both either neither certain specific particular special "
     "due regarding concerning related relating involved whole instead automatically later "
     # particles of phrasal verbs ("end up", "look into", "get back") and connectives
     "up over into onto out off down back because couple meantime "

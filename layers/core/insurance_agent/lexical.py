@@ -35,6 +35,8 @@ REGISTER: dict[str, tuple[str, ...]] = {
     "موتور": ("موتورسیکلت", "وسیله نقلیه"),
     "سقف": ("حداکثر",),
     "حداکثر": ("سقف",),
+    # a minimum is what a rule says something cannot be less than («نمی‌تواند کمتر از دو سال باشد»)
+    "حداقل": ("کمتر",),
     "قسط": ("اقساط", "تقسیط"),
     "قسطی": ("اقساط", "تقسیط"),
     "اقساط": ("قسط", "تقسیط"),
@@ -104,6 +106,11 @@ REGISTER: dict[str, tuple[str, ...]] = {
     # insurers as companies
     "شرکت": ("مؤسسه", "شخص حقوقی"),
     "مدیرعامل": ("مدیر", "مدیران"),
+    # who answers for it: «بر عهده کدام دستگاه است» is answered by «… مکلف به …»
+    "عهده": ("مکلف", "مسئول", "وظیفه"),
+    # the injured and the heirs as the bylaws name them
+    "مصدوم": ("زیان دیده", "مجروح"),
+    "ورثه": ("وارث", "وراثت"),
     "سهامدار": ("صاحبان سهام", "سهام"),
     "ورشکست": ("ورشکستگی", "انحلال"),
     "ورشکسته": ("ورشکستگی", "انحلال"),
@@ -160,13 +167,17 @@ REGISTER: dict[str, tuple[str, ...]] = {
     "پورسانت": ("کارمزد",),
     "وکیل": ("نماینده قانونی", "وکیل"),
     # everyday words for order, time and the others
-    "اول": ("مقدم", "اولویت"),
+    "اول": ("مقدم", "اولویت", "تقدم"),
     "موقع": ("زمان",),
     # spoken verbs of a claim: «خسارت گرفتن» is «دریافت خسارت», «زده به ماشینم» an accident
     "گرفتن": ("دریافت",),
     "زده": ("حادثه", "تصادف"),
     "نفر": ("شخص", "اشخاص"),
 }
+
+# Bounds of a quantity: «حداقل» is what a rule says it cannot be less than, «حداکثر» what it cannot
+# exceed; a sentence that states the figure another way still answers.
+BOUNDS = frozenset({"حداقل", "حداکثر"})
 
 # Colloquial or alternative Persian words -> the words the documents use.
 PERSIAN_SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -249,6 +260,8 @@ _NOISE_WORDS = (
     "گفت گفته گفتن گفتند گفتن میگه میگن میگفت "
     # «یه آقایی اومده …», «یارو زد و رفت»: someone, whom no rule names
     "یارو آقایی آقاهه رفیق رفیقم رفیقمون "
+    # «بقیه» (the rest) is the statutes' «سایر», a stopword
+    "بقیه "
     # «اینم جزو گارانتیه؟»: whether it is included, which the rule says by naming it
     "جزو جزء "
     # «امکان‌پذیر است؟»: "is it possible", split at its joiner
@@ -264,6 +277,9 @@ _NOISE_WORDS = (
 # agentive plural is the agentive «گر», as in «بیمه‌گر». Written with a space the two cannot be told
 # apart («حق بیمه گران است»), so only the joined forms are read so.
 _INSURERS = re.compile(r"(بیمه|بيمه)\u200c?گران(?:ی)?(?![\w\u200c])")
+# «غیردولتی», «غیرمجاز» written joined are read as written apart («غیر دولتی»): the sentence speaks of
+# the same notion, and a question whether a fund is governmental is answered by «غیردولتی».
+_NON = re.compile(r"(?<![\w\u200c])(غیر)\u200c?(?=[\u0600-\u06ff]{3,})")
 
 
 def terms_of(text: str) -> list[str]:
@@ -274,7 +290,7 @@ def terms_of(text: str) -> list[str]:
     word itself: a suffix-stripper also turns «خانم» into «خان» and «قیمت» into «قیم».
     """
     stop = stopwords()
-    text = _INSURERS.sub(r"\1 گر", text)
+    text = _NON.sub(r"\1 ", _INSURERS.sub(r"\1 گر", text))
     result = [
         _lemma(token)
         for token in tokens(formalize(text))
@@ -612,8 +628,9 @@ def query_concepts(query: str) -> list[Concept]:
             if term in noise_terms() or term in seen_stems:
                 continue
             alternatives = (frozenset([term]), *synonyms.get(term, ()))
-            # a word with a register rendering names a notion (key); its own plural does not make it one
-            key = len(alternatives) > 1 and term not in _generic_stems()
+            # a word with a register rendering names a notion (key); its own plural does not make it
+            # one, nor does a bound («حداقل»), which says what form the answer takes
+            key = len(alternatives) > 1 and term not in _generic_stems() and term not in BOUNDS
             if term.endswith("ی") and len(term) >= 4:
                 # the plural in «ان» of a word in «ی» («روستایی» / «روستاییان») is left whole by the stemmer
                 alternatives = (*alternatives, frozenset([f"{term}ان"]))

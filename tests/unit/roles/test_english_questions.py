@@ -267,3 +267,15 @@ def test_buying_a_policy_is_obtaining_it_and_being_allowed_is_answered_by_a_ban(
     assert buy.covered_by(frozenset(terms_of("هر کدام که بیمه نامه را تحصیل کند")))
     allowed = next(c for c in query_concepts("Am I allowed to drive without insurance?") if c.label == "allowed")
     assert allowed.covered_by(frozenset(terms_of("حرکت وسیله نقلیه بدون بیمه نامه ممنوع است")))
+
+
+def test_a_car_company_a_government_agency_and_an_expired_policy_in_the_statutes_words():
+    def covered(question, label, evidence):
+        found = next(c for c in query_concepts(question) if c.label == label)
+        return found.covered_by(frozenset(terms_of(evidence)))
+
+    assert covered("Does the car company have to give me the terms?", "car company", "عرضه‌کننده مکلف است")
+    assert covered("Is it a government agency?", "government agency", "نهاد عمومی غیردولتی است")
+    assert covered("Can I drive if my insurance has expired?", "expired", "بدون بیمه نامه معتبر")
+    assert covered("Can I drive if my insurance has expired?", "drive", "حرکت وسیله نقلیه ممنوع است")
+    assert "special" not in {c.label for c in query_concepts("Is there a special fund for injuries?")}

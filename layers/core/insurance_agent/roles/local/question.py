@@ -89,7 +89,7 @@ _DEFINITION_EN = re.compile(r"^(?:what|who)\s+(?:is|are|was|were)\s+(?:an?\s+|th
 _FOCUS = re.compile(r"(?<!\w)(?:چه|کدام|کدوم|کدامین|which|what)\s+(\S+)")
 # Nouns a question word governs without naming a thing: «چه کسی», «چه نوع», «چه صورت», "what kind".
 _FOCUS_VOID = frozenset(
-    "کس کسی کسانی شخص شخصی اشخاص اشخاصی فرد فردی افراد افرادی مرجع مرجعی مراجع مراجعی نهاد نهادی "
+    "کس کسی کسانی شخص شخصی اشخاص اشخاصی فرد فردی افراد افرادی مرجع مرجعی مراجع مراجعی نهاد نهادی دستگاه دستگاهی "
     "چیز چیزی چیزهایی نوع نوعی جور جوری طور طوری صورت صورتی شکل شکلی کار کاری اندازه وقت "
     # «چه شرطی», «بر چه مبنایی», «به چه نحوی»: a condition, a basis or a procedure is asked for, and
     # the rule states it in its own words («مستلزم …», «بر اساس …»), not by naming the kind
