@@ -220,10 +220,11 @@ def test_a_spoken_pronoun_with_the_object_marker_is_a_pronoun():
 
 
 def test_the_bare_past_of_a_light_verb_and_a_preposition_are_not_concepts():
-    """«پلیس نگهم داشت», «بیمه‌م خسارت داد», «یه پولی بابتش میگیره»: the notions are the police, the
-    claim and the money; «داشت», «داد» and «بابت» (for) are what any sentence may say."""
+    """«پلیس نگهم داشت», «یه پولی بابتش میگیره»: the notions are the police and the money; «داشت» and
+    «بابت» (for) are what any sentence may say. «داد» stays a word: in «قرار داد» and «شکست داد» it
+    is what a PersianQA question asks about, and as noise it let an unanswerable one be answered."""
     found = {c.label for c in query_concepts("پلیس راه نگهم داشت و بیمه‌م خسارت داد، بابتش پولی می‌گیره؟")}
-    assert not {"داشت", "داد", "بابتش"} & found
+    assert not {"داشت", "بابتش"} & found
     assert {"پلیس", "خسارت"} <= found
 
 
