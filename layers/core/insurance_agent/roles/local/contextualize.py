@@ -7,9 +7,9 @@ Three cases, in order:
    query is the clarified query again, and retrieval is scoped to that option's file and domain.
 2. The message is a follow-up ("what about for my wife?", «برای همسرم چطور؟», «اون یکی چی؟», a short
    message with a pronoun or an ellipsis, a condition with a bare «چی؟»: «اگه … چی؟», "And if …?")
-   and there is an earlier query: the earlier standalone
-   query with the new message's words merged in. A word of the same kind (family member, vehicle,
-   product line) replaces the old one ("پدرم" -> "همسرم"); anything else is appended.
+   and there is an earlier query: the earlier standalone query with the new message's words merged
+   in. A word of the same kind (family member, vehicle, product line) replaces the old one ("پدرم" ->
+   "همسرم"); anything else is appended.
 3. Otherwise the message is its own standalone query.
 
 From the second retrieval round on, the query is `lexical.broaden` of the previous one (question
