@@ -182,6 +182,28 @@ def _read_until(leader: int, seen: list[str], marker: str, count: int = 1, timeo
             raise AssertionError(f"exited before {marker!r}: {''.join(seen)[-500:]!r}") from None
 
 
+def _drain_until_exit(process: subprocess.Popen, leader: int, seen: list[str], timeout: float) -> None:
+    """Read the terminal until the child has exited and closed it (or `timeout`)."""
+    import select
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if not ready:
+            if process.poll() is not None:
+                break
+            continue
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen.append(chunk.decode("utf-8", "replace"))
+    process.wait(timeout=max(deadline - time.monotonic(), 1))
+
+
 @pytest.mark.parametrize(("key", "code"), [(b"\x03", 130), (b"\x04", 0)])  # Ctrl-C, Ctrl-D
 def test_chat_on_a_terminal_leaves_cleanly_on_ctrl_c_and_ctrl_d(served, key, code):
     process, leader = _pty_chat(served.home)
@@ -194,12 +216,10 @@ def test_chat_on_a_terminal_leaves_cleanly_on_ctrl_c_and_ctrl_d(served, key, cod
         _read_until(leader, seen, "path:")
         _read_until(leader, seen, "you> ", 3)
         os.write(leader, key)
-        assert process.wait(timeout=60) == code
-        try:
-            while chunk := os.read(leader, 4096):
-                seen.append(chunk.decode("utf-8", "replace"))
-        except OSError:
-            pass
+        # Read the terminal while the child exits, as a terminal does: a child that writes to a full
+        # terminal buffer nobody reads cannot finish.
+        _drain_until_exit(process, leader, seen, timeout=60)
+        assert process.returncode == code, f"exit {process.returncode}: {''.join(seen)[-1000:]!r}"
     finally:
         if process.poll() is None:
             process.kill()
