@@ -159,6 +159,9 @@ def _pty_chat(home: Path):
     def controlling_terminal() -> None:  # so that Ctrl-C on the terminal sends SIGINT, as in a shell
         os.setsid()
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+        # A shell gives its foreground job the default SIGINT; a suite started in the background
+        # (nohup, `&` without job control) would otherwise pass on an ignored one.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
 
     process = subprocess.Popen([AGENT, "--home", str(home), "chat", "--tenant", TENANT, "--user", "u-3003"],
                                stdin=follower, stdout=follower, stderr=follower, env=agent_env(home),
