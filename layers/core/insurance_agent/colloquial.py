@@ -303,8 +303,10 @@ def formal_word(word: str) -> list[str]:
             return [base]  # the spoken comparative «گرونتر», «ارزونتر»: the notion is the adjective
     for copula, written in (("ه", "است"), ("ن", "هستند")):
         comparative = word[: -len(copula)]
-        if word.endswith(f"تر{copula}") and formal_word(comparative) != [comparative]:
-            return [*formal_word(comparative), written]  # «گرونتره», «جلوترن»: it is / they are ahead
+        if word.endswith(f"تر{copula}"):
+            adjective = formal_word(comparative)
+            if adjective != [comparative]:
+                return [*adjective, written]  # «گرونتره», «جلوترن»: it is / they are ahead
     if word.endswith("ه") and (_more_common(word[:-1], word) or _possessed(word[:-1], word)) and not is_verb_form(word):
         return [*formal_word(word[:-1]), "است"]  # the copula «چنده», «گرونه», «شرکتمونه»
     return [word]
