@@ -308,3 +308,20 @@ def test_a_minimum_is_what_a_rule_says_it_cannot_be_less_than():
     assert not concept("گارانتیش حداقل چقدر باید باشه؟", "حداقل").key
     minimum = next(c for c in query_concepts("What is the minimum warranty period?") if c.label == "minimum")
     assert minimum.covered_by(rule)
+
+
+def test_a_plural_written_joined_is_its_noun():
+    """Statutes and older wordings join «ها» to the noun («سیستمهای جانبی», «شرکتها»): the same noun a
+    customer writes; a word that only ends like a plural («تنها») is left alone."""
+    assert "سیستم" in text_terms("نصب قطعات و سیستمهای جانبی")
+    assert "شرکت" in text_terms("شرکتها موظفند")
+    assert {"بیمه", "گر"} <= text_terms("بیمه‌گرها موظفند")
+    assert "دستگاه" in text_terms("دستگاههای اجرایی")
+    assert "تن" not in text_terms("تنها راه")
+    assert "این" not in text_terms("اینها")
+
+
+def test_leading_to_joins_two_notions_and_is_none_itself():
+    """«حوادث منجر به فوت»: the documents of a death claim are listed under a rule that never says «منجر»."""
+    labels = {c.label for c in query_concepts("برای دریافت خسارت بدنی در حوادث منجر به فوت چه مدارکی لازم است؟")}
+    assert "منجر" not in labels and "فوت" in labels

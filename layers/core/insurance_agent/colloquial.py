@@ -238,6 +238,20 @@ def strip_plural_possessive(word: str) -> str:
     return word
 
 
+_JOINED_PLURALS = ("هایی", "های", "ها")
+
+
+def strip_joined_plural(word: str) -> str:
+    """A plural written joined to its noun («سیستمهای», «شرکتها», «مجازاتهای»: the older orthography
+    many statutes and wordings keep) as the noun, when the noun is a common word far more common than
+    the joined form; the stemmer only strips «ها» after a half-space or a vowel."""
+    for suffix in _JOINED_PLURALS:
+        base = word[: -len(suffix)]
+        if word.endswith(suffix) and not base.endswith(ZWNJ) and _more_common(base, word):
+            return base
+    return word
+
+
 def _nasal_vowel(word: str) -> str:
     """Spoken «ون/وم» for written «ان/ام» («مونده» -> «مانده», «تموم» -> «تمام»): taken only when the
     written form is a common word and far more common than the spoken one."""

@@ -928,6 +928,10 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "electrics": ("برق", "الکتریکی"),
     "messed up": ("قصور", "تقصیر", "اشتباه", "تخلف"),
     "dragging": ("تأخیر", "قصور"),
+    # "dragging its feet": an idiom for delay, whose "feet" no statute has
+    "drag its feet": ("تأخیر", "قصور"),
+    "drag their feet": ("تأخیر", "قصور"),
+    "drag your feet": ("تأخیر", "قصور"),
     "on the hook": ("مسئول", "مسئولیت", "تعهد"),
     "confirm": ("تأیید", "استعلام", "پاسخ"),
     "waiting": ("موکول", "منتظر", "انتظار"),
@@ -1094,6 +1098,8 @@ LIGHT_NOTIONS = frozenset(
         "apply", "receive", "received", "obtain", "request", "review", "written", "state", "stated", "mention",
         "mentioned", "specified", "without", "immediately", "provide", "present", "inform", "notify", "notification", "announce", "announced", "publish",
         "published", "supposed to", "supposed", "expected to", "confirm", "waiting", "wait", "hold up",
+        # bounds say what form the answer takes («تا بیست درصد» states a maximum without the word)
+        "maximum", "minimum", "at least", "at most", "up to",
     ]
 )
 

@@ -21,7 +21,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from insurance_agent.colloquial import base_form, continues_verb, formalize, is_verb_form, strip_plural_possessive
+from insurance_agent.colloquial import (
+    base_form,
+    continues_verb,
+    formalize,
+    is_verb_form,
+    strip_joined_plural,
+    strip_plural_possessive,
+)
 from insurance_agent.glossary import ENGLISH_NOISE, GENERIC_NOTIONS, GLOSSARY, LIGHT_NOTIONS
 from insurance_agent.text import normalize, numbers_in, stemmer, stopwords, tokens
 
@@ -270,14 +277,16 @@ _NOISE_WORDS = (
     # conjunctions that open a condition («چنانچه خسارت … باشد»): the condition's words count, not them
     "چنانچه هرگاه درصورتیکه درصورتی‌که "
     # «بر اساس چه …؟», «از لحاظ»: compound prepositions, not things asked about
-    "اساس لحاظ بابت بابتش بجای بجاش"
+    "اساس لحاظ بابت بابتش بجای بجاش "
+    # «حوادث منجر به فوت»: "leading to" joins two notions and is none itself
+    "منجر"
 )
 
 
 # «بیمه‌گران» (insurers) split at its joiner is «بیمه» and «گران», which is also "expensive": the
 # agentive plural is the agentive «گر», as in «بیمه‌گر». Written with a space the two cannot be told
 # apart («حق بیمه گران است»), so only the joined forms are read so.
-_INSURERS = re.compile(r"(بیمه|بيمه)\u200c?گران(?:ی)?(?![\w\u200c])")
+_INSURERS = re.compile(r"(بیمه|بيمه)\u200c?گر(?:ان|ها)(?:ی)?(?![\w\u200c])")
 # «غیردولتی», «غیرمجاز» written joined are read as written apart («غیر دولتی»): the sentence speaks of
 # the same notion, and a question whether a fund is governmental is answered by «غیردولتی».
 _NON = re.compile(r"(?<![\w\u200c])(غیر)\u200c?(?=[\u0600-\u06ff]{3,})")
@@ -355,7 +364,8 @@ def _lemma(token: str) -> str:
         return _deepen(BROKEN_PLURALS[token])
     if token in KEPT_WHOLE:
         return token
-    token = strip_plural_possessive(token)
+    noun = strip_joined_plural(token)
+    token = strip_plural_possessive(token if noun in stopwords() else noun)
     first = base_form(token, stem(token))
     return _deepen(first)
 

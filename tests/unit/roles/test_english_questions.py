@@ -279,3 +279,40 @@ def test_a_car_company_a_government_agency_and_an_expired_policy_in_the_statutes
     assert covered("Can I drive if my insurance has expired?", "expired", "بدون بیمه نامه معتبر")
     assert covered("Can I drive if my insurance has expired?", "drive", "حرکت وسیله نقلیه ممنوع است")
     assert "special" not in {c.label for c in query_concepts("Is there a special fund for injuries?")}
+
+
+def test_a_yes_no_question_about_stating_a_figure_is_answered_by_the_rule_that_requires_it(chunk_factory):
+    """"Should the policy say how much each payment is?" asks whether a figure must be stated: the rule
+    requiring it answers, though it states no figure. Asked for the figure itself, the same sentence is
+    no answer."""
+    chunks = [
+        chunk_factory(
+            "p-8",
+            "f-premium",
+            "آیین‌نامه تعیین سقف حق بیمه شخص ثالث",
+            "ماده۸ ـ بیمه‌گر مجاز است با رعایت شرایط زیر حق بیمه شخص ثالث بیمه‌نامه‌های یک ساله را به صورت "
+            "اقساطی دریافت نماید.\n\n"
+            "تبصره۱ـبیمه‌گر موظف است در بیمه‌نامه قسطی مبلغ هر قسط و سررسید آن را درج نماید.\n\n"
+            "تبصره۲ـدر صورت انتقال مالکیت وسیله نقلیه به دیگری، انتقال گیرنده مسئول پرداخت اقساط باقیمانده "
+            "حق بیمه (اعم از سررسید شده یا سررسید نشده) خواهد بود.",
+            0.03,
+        )
+    ]
+    _, draft, verdict = ask(
+        chunks, "I pay my third-party insurance in installments. Should the policy say how much each installment is?"
+    )
+    assert draft.answered, draft
+    assert "مبلغ هر قسط و سررسید آن را درج نماید" in draft.answer
+    assert verdict.grounded, verdict
+    _, asked_for_figure, _ = ask(chunks, "How much is each installment of my third-party insurance?")
+    assert "مبلغ هر قسط و سررسید آن را درج نماید" not in asked_for_figure.answer
+
+
+def test_a_bound_and_an_idiom_of_delay_in_the_statutes_words():
+    """"Up to what percentage" asks for a figure («تا بیست درصد» states the maximum without the word),
+    so the bound weighs as a modal does; "dragging its feet" is a delay, not feet."""
+    up_to = next(c for c in query_concepts("Up to what percentage can foreigners own?") if c.label == "up to")
+    assert up_to.weight == VERB_WEIGHT and not up_to.key
+    concepts = {c.label: c for c in query_concepts("My insurance company is dragging its feet on my claim.")}
+    assert "feet" not in concepts
+    assert concepts["dragging its feet"].covered_by(frozenset(terms_of("تأخیر در پرداخت خسارت")))

@@ -112,6 +112,12 @@ _COUNT_OR_DATE_EXTRA = re.compile(
     r"\bhow (?:much|long|soon|old)\b|\bwhat (?:percentage|amount|share|rate)\b"
 )
 _SUBJECT_WORDS = 3
+# "Should the policy say how much each payment is?": a figure a document must state, asked about
+# as a yes/no question; the rule that requires the statement answers it without a number.
+_EMBEDDED_COUNT_EN = re.compile(
+    r"\b(say|says|state|states|show|shows|tell|tells|specify|specifies|mention|mentions|list|lists|include|"
+    r"includes|write|print|display|displays)\s+(?:me\s+|us\s+)?(?:how (?:much|many|long|soon)|when|what (?:amount|sum))\b"
+)
 # A question word (the clause that has one asks).
 _ASKING = re.compile(
     r"(?<!\w)(?:چه|چی|چیه|چند|چقدر|چقد|کی|کجا|کدام|کدوم|آیا|ایا|چطور|چطوری|چگونه|چجوری|چرا|مگه|"
@@ -188,13 +194,14 @@ def question_shape(query: str, concepts: list[Concept], evidence_words: frozense
     asked = _CAUSE_CLAUSE.sub(" ", asking_part(normalized))
     negations = negated_words(_CAUSE_CLAUSE.sub(" ", asking_part(query)), evidence_words)
     asked = _RHETORICAL_EN.sub(" ", asked)  # "Aren't they supposed to …?" asks whether they are
+    counted = _EMBEDDED_COUNT_EN.sub(r"\1", normalized)
     return QuestionShape(
-        needs_number=bool(_COUNT_OR_DATE.search(normalized) or _COUNT_OR_DATE_EXTRA.search(normalized)),
+        needs_number=bool(_COUNT_OR_DATE.search(counted) or _COUNT_OR_DATE_EXTRA.search(counted)),
         needs_reason=bool(_WHY.search(asked)),
         negated=bool(negations) or bool(_NEGATED_QUESTION_EN.search(asked)),
         negations=negations,
         defines=defines,
-        measure=next((kind for kind, asks in _MEASURES.items() if asks.search(normalized)), None),
+        measure=next((kind for kind, asks in _MEASURES.items() if asks.search(counted)), None),
     )
 
 
