@@ -1,5 +1,6 @@
 """Local grade verdicts on crafted chunk sets."""
 
+import pytest
 from insurance_agent.models.roles import GradeRequest, GradeVerdict
 from insurance_agent.roles.local.grade import LocalGrader
 
@@ -69,3 +70,54 @@ def test_a_named_domain_notion_missing_from_all_evidence_is_insufficient(body_ch
         GradeVerdict.INSUFFICIENT
     )
     assert verdict("Does car body insurance cover damage?", [body_chunk, third_party_chunk]) == GradeVerdict.SUFFICIENT
+
+
+# Real excerpts: the Central Insurance Act's article on an insurer's bankruptcy, the third-party
+# premium bylaw's article on installments, the claims bylaw's article on the first visit.
+_BANKRUPTCY = (
+    "ماده 60. اموال مؤسسات بيمه همچنين ودايع مذكور در مواد 36 و 46 تضمين حقوق و مطالبات بيمه‏گذاران، "
+    "بيمه‏شدگان و صاحبان حقوق آنان است و در صورت انحلال يا ورشكستگى مؤسسه بيمه بيمه‏گذاران و بيمه‏شدگان و "
+    "صاحبان حقوق آنان نسبت به ساير بستانكاران حق تقدم دارند."
+)
+_INSTALLMENTS = (
+    "الف ـ در صورتی‌که شخص حقوقی متعهد شود که اقساط حق بیمه وسایل نقلیه متعلق به خود یا کارکنان خود را از "
+    "حقوق آن‌ها کسر و در وجه بیمه‌گر پرداخت نماید، باید حداقل بیست و پنج درصد مبلغ حق بیمه همزمان با صدور "
+    "بیمه‌نامه دریافت گردد."
+)
+_FIRST_VISIT = (
+    "ماده۵ـ صندوق یا بیمه‌گر حسب مورد مکلفند در اولین مراجعه زیان‌دیده، ضمن اعلام کتبی فهرست مدارک، رسید یا "
+    "شناسه (کد) رهگیری به او تحویل دهند."
+)
+
+
+@pytest.fixture
+def statute_excerpts(chunk_factory):
+    return [
+        chunk_factory("cil-60", "central-insurance-law", "قانون تأسیس بیمه مرکزی ایران و بیمه‌گری", _BANKRUPTCY,
+                      0.031, domain="regulation"),
+        chunk_factory("tpp-77", "tp-premium-bylaw", "آیین‌نامه تعیین سقف حق بیمه شخص ثالث و نحوه تخفیف، افزایش یا "
+                      "تقسیط آن", _INSTALLMENTS, 0.030, domain="third_party"),
+        chunk_factory("tpc-5", "tp-claims-bylaw", "آیین‌نامه اجرایی ماده ۳۰ قانون بیمه اجباری شخص ثالث",
+                      _FIRST_VISIT, 0.029, domain="claims"),
+    ]
+
+
+def test_a_document_far_behind_in_coverage_is_not_a_reading_to_choose(statute_excerpts):
+    # Both documents are close in retrieval score and pass the relevance bar, but one covers the
+    # question far better: offering the other as an option would ask the user a needless question.
+    question = "بیمه‌گر ورشکست شود، مطالبات ما پیش از دیگر بستانکاران پرداخت می‌شود؟"
+    loose = LocalGrader(min_coverage=0.4)
+    result = loose(GradeRequest(query=question, chunks=statute_excerpts))
+    relevance = {r.chunk_id: r for r in result.relevance}
+    assert relevance["cil-60"].relevant and relevance["tpp-77"].relevant
+    assert relevance["tpp-77"].score < 0.7 * relevance["cil-60"].score
+    assert result.verdict == GradeVerdict.SUFFICIENT
+    # without the coverage comparison the same hits were a clarifying question
+    assert verdict(question, statute_excerpts, LocalGrader(min_coverage=0.4, coverage_ratio=0.0)) == (
+        GradeVerdict.AMBIGUOUS
+    )
+
+
+def test_documents_close_in_coverage_still_need_a_choice(statute_excerpts):
+    question = "بیمه‌گر ورشکست شود، مطالبات ما پرداخت می‌شود؟"
+    assert verdict(question, statute_excerpts, LocalGrader(min_coverage=0.4)) == GradeVerdict.AMBIGUOUS

@@ -5,8 +5,10 @@
   reaches `min_coverage`, or when a retrieval-score floor is configured and its score reaches it.
 - insufficient: no chunks, or the best chunk's coverage and its score are both too low.
 - ambiguous: the query names no product or line of insurance, and the close top hits (score within
-  `margin` of the best, relative to the best) that are relevant span two or more distinct products
-  (files when a chunk has no product).
+  `margin` of the best, relative to the best) that are relevant, and that cover the query nearly as
+  well as the best of them (`coverage_ratio`), span two or more distinct products (files when a
+  chunk has no product). A document that matches half of the question's words is not a reading of
+  it that the user must choose between, when another document matches all of them.
 - sufficient otherwise.
 
 The retrieval score's scale depends on the pipeline (RRF fusion, cosine, late-interaction), so the
@@ -39,10 +41,12 @@ class LocalGrader:
         min_score: float | None = None,
         margin: float = 0.15,
         max_candidates: int = 6,
+        coverage_ratio: float = 0.7,
     ) -> None:
         self.min_coverage = min_coverage
         self.min_score = min_score
         self.margin = margin
+        self.coverage_ratio = coverage_ratio
         self.max_candidates = max_candidates
         self._generic_terms: frozenset[str] | None = None
 
@@ -78,7 +82,11 @@ class LocalGrader:
     ) -> list[RetrievedChunk]:
         floor = best_score - self.margin * abs(best_score)
         ranked = sorted(zip(chunks, relevance, strict=True), key=lambda pair: -pair[0].score)[: self.max_candidates]
-        return [chunk for chunk, judged in ranked if judged.relevant and chunk.score >= floor]
+        close = [(chunk, judged.score) for chunk, judged in ranked if judged.relevant and chunk.score >= floor]
+        if not close:
+            return []
+        best_coverage = max(cov for _, cov in close)
+        return [chunk for chunk, cov in close if cov >= self.coverage_ratio * best_coverage]
 
     def generic_terms(self) -> frozenset[str]:
         if self._generic_terms is None:
