@@ -140,3 +140,12 @@ def test_account_question_uses_only_the_users_own_policies(conversation):
     assert cited, mine
     other = conversation(user="u-1002").say("بیمه‌نامه شخص ثالث من کی تمام می‌شود؟")
     assert not any(c["chunk_id"] in cited for c in other.get("citations", []))
+
+
+def test_asking_for_ones_own_premium_is_answered_from_ones_own_policies(conversation):
+    # Product documents that each mention premiums cover the question far less than the user's own
+    # records do: they are not readings to choose between, so no clarifying question is asked.
+    reply = conversation(user="u-1001").say("حق بیمه‌ام امسال چقدر شد؟")
+    assert reply["status"] == "answer", reply
+    assert reply["citations"] and all(c["chunk_id"].startswith("account:") for c in reply["citations"]), reply
+    assert "حق بیمه" in reply["message"]
