@@ -205,6 +205,8 @@ def test_grade(bedrock, body_chunk, third_party_chunk, health_chunk):
     assert evidence[0]["text"] == body_chunk.text and evidence[0]["product"] == "car_body"
     assert block_data(sent, "query") == "فرانشیز بیمه بدنه چقدر است؟"
     assert "prior knowledge about insurance is not evidence" in system_text(sent)
+    # the local grade's rule: a product that only touches part of the question is no second reading
+    assert "is not a second reading" in system_text(sent)
     assert result.verdict == GradeVerdict.SUFFICIENT
     # one judgement per retrieved chunk, in order; unknown ids dropped, missing ones not relevant
     assert [(r.chunk_id, r.relevant) for r in result.relevance] == [
