@@ -142,6 +142,23 @@ def test_account_question_uses_only_the_users_own_policies(conversation):
     assert not any(c["chunk_id"] in cited for c in other.get("citations", []))
 
 
+def test_an_account_question_without_policies_on_record_is_searched_as_a_knowledge_question(conversation):
+    from insurance_agent.store import turns
+
+    # u-1999 holds no policy in the accounts table: nothing of their own to look up, so the English
+    # question is rewritten (translated) before its search instead of being searched as typed.
+    chat = conversation(user="u-1999")
+    reply = chat.say("When does my third-party insurance policy expire?")
+    path = reply["trace"]["path"]
+    assert path.index("Account") < path.index("Contextualize") < path.index("Retrieve"), path
+    query = turns.get_parts(reply["turn_id"], chat.thread_id)["query"]
+    assert "شخص ثالث" in query, query
+    assert not turns.get_parts(reply["turn_id"], chat.thread_id).get("account_chunks")
+    # a user with policies keeps the account path: their records are the evidence
+    mine = conversation(user="u-1001").say("When does my third-party insurance policy expire?")
+    assert mine["trace"]["path"][:4] == ["LoadMemory", "Triage", "Account", "Retrieve"], mine["trace"]["path"]
+
+
 def test_asking_for_ones_own_premium_is_answered_from_ones_own_policies(conversation):
     # Product documents that each mention premiums cover the question far less than the user's own
     # records do: they are not readings to choose between, so no clarifying question is asked.
