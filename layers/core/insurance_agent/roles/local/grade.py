@@ -83,9 +83,7 @@ class LocalGrader:
         floor = best_score - self.margin * abs(best_score)
         ranked = sorted(zip(chunks, relevance, strict=True), key=lambda pair: -pair[0].score)[: self.max_candidates]
         close = [(chunk, judged.score) for chunk, judged in ranked if judged.relevant and chunk.score >= floor]
-        if not close:
-            return []
-        best_coverage = max(cov for _, cov in close)
+        best_coverage = max((cov for _, cov in close), default=0.0)
         return [chunk for chunk, cov in close if cov >= self.coverage_ratio * best_coverage]
 
     def generic_terms(self) -> frozenset[str]:
