@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from insurance_agent.lexical import ground_concepts, query_concepts, text_terms
 from insurance_agent.models.roles import Claim, GenerateRequest, Intent, VerifyRequest
-from insurance_agent.roles.local.generate import LocalGenerator, evidence_units, quote_terms
+from insurance_agent.roles.local.generate import LocalGenerator, antecedent, evidence_units, quote_terms
 from insurance_agent.roles.local.question import (
     has_number,
     named_lines,
@@ -139,3 +139,30 @@ def test_the_absence_a_question_asks_about_must_be_named_by_the_quote(chunk_fact
     assert not ask(chunks, question).answered
     # what the item does say is answered from it
     assert ask(chunks, "تخفیف بیشتر از چند درصد نرخ نامه حق بیمه مجوز بیمه مرکزی لازم دارد؟").answered
+
+
+# Article 6 of the claims bylaw (1396) as published (soft hyphens beside the half-spaces): when the
+# bodily damage exceeds the policy's ceiling, the insurer sends the file to the fund; the fund then
+# has fifteen working days. The second sentence names its case only as «مدارک مذکور».
+CLAIMS_TITLE = "آیین\u200cنامه اجرایی ماده (۳۰) قانون بیمه اجباری خسارات وارد شده به شخص ثالث"
+FUND_DEADLINE = (
+    "ماده۶ ـ بیمه\xad\u200cگر موظف است در مواردی که خسارت بدنی زیان\xad\u200cدیده بیشتر از سقف تعهدات بدنی مندرج در "
+    "بیمه\u200c\xadنامه شخص ثالث باشد قبل از پرداخت کل خسارت بدنی، بلافاصله مراتب را به همراه مدارک موضوع ماده (۲) این "
+    "آیین\xad\u200cنامه از طریق سامانه الکترونیک موضوع ماده (۵۵) قانون یا سایر سامانه\u200c\xadهای مورد تأیید بیمه مرکزی برای "
+    "صندوق و بیمه مرکزی ارسال نماید. صندوق موظف است ظرف پانزده روز کاری پس از اعلام مراتب و ارسال مدارک مذکور نتیجه "
+    "را به بیمه\xad\u200cگر و بیمه مرکزی اعلام نماید."
+)
+
+
+def test_a_sentence_pointing_back_after_its_opening_words_is_quoted_with_its_antecedent(chunk_factory):
+    units = evidence_units(chunk_factory("c1", "f1", CLAIMS_TITLE, FUND_DEADLINE, 0.03))
+    deadline = next(i for i, unit in enumerate(units) if "پانزده روز" in unit.text)
+    # «مدارک مذکور» ("the said documents") is the tenth word: the case it refers to is the sentence before
+    prior = antecedent(units, deadline)
+    assert prior is not None and "سقف تعهدات" in prior.text
+    assert antecedent(units, deadline - 1) is None  # the first sentence points back to nothing
+    chunks = [chunk_factory("c1", "f1", CLAIMS_TITLE, FUND_DEADLINE, 0.03)]
+    question = "اگر خسارت بدنی زیان‌دیده از سقف تعهدات بیمه‌نامه شخص ثالث بیشتر باشد، صندوق ظرف چه مدتی نتیجه را اعلام می‌کند؟"
+    draft = ask(chunks, question)
+    # the deadline alone covers too little of the question; with the case it points back to, it answers it
+    assert draft.answered and "پانزده روز کاری" in draft.answer and "سقف تعهدات" in draft.answer

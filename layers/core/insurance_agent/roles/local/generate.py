@@ -228,28 +228,28 @@ def neighbour_terms(units: list[Unit], index: int) -> frozenset[str]:
 
 
 # «مبلغ این ودیعه …», «مرجع مذکور …», "such a deposit": a sentence that names its subject by pointing
-# back to the sentence before it. «این قانون» / «این آیین‌نامه» point to the document, not back.
+# back to the sentence before it. «این قانون» / «این آیین‌نامه» point to the document, not back. The
+# pointer need not open the sentence: «صندوق موظف است ظرف پانزده روز … پس از ارسال مدارک مذکور …»
+# states a deadline whose case (which file, sent when) is only in the sentence before it.
 _ANAPHOR = re.compile(
     r"(?<!\w)(?:این|همین)\s+(?!قانون|آیین|آیین نامه|آئین|ماده|تبصره|بند|مصوبه|فصل|اساسنامه|دستورالعمل)\w+"
     r"|\w+\s+(?:مذکور|یادشده|یاد شده|مزبور)(?!\w)"
     r"|\b(?:this|these|such|the said)\s+(?!act|law|regulation|bylaw|article|note|clause)\w+",
     re.IGNORECASE,
 )
-_ANAPHOR_WORDS = 6
 
 
 def antecedent(units: list[Unit], index: int) -> Unit | None:
     """The sentence `units[index]` points back to for its subject («… مبلغی … تودیع نمایند. مبلغ این
     ودیعه … از پانصد هزار دلار کمتر نخواهد بود.»): the one just before it in its paragraph of prose,
-    when it opens with a pointing phrase. Table rows and list items have none."""
+    when it has a pointing phrase. Table rows and list items have none."""
     unit = units[index]
     if index == 0 or unit.header is not None or unit.lead:
         return None
-    opening = " ".join(normalize(unit.text).split()[:_ANAPHOR_WORDS])
     before = units[index - 1]
     if before.paragraph != unit.paragraph or before.header is not None or before.lead:
         return None
-    return before if _ANAPHOR.search(opening) else None
+    return before if _ANAPHOR.search(normalize(unit.text)) else None
 
 
 def quote_terms(unit: Unit, lead: bool = False, referred: bool = True) -> frozenset[str]:
