@@ -92,6 +92,16 @@ def test_a_broken_plural_meets_its_singular():
     assert "حق" not in text_terms("حقوق و مزایا")
 
 
+def test_an_ordinal_adjective_meets_the_ordinal():
+    # «در اولین مراجعه» (claims bylaw art. 5) is the customer's «مراجعه اول»; «اولین» is a stopword
+    first = concept("در مراجعه اول به بیمه چه چیزی باید بگیرم؟", "اول")
+    assert first.covered_by(text_terms("صندوق یا بیمه‌گر مکلفند در اولین مراجعه زیان‌دیده …"))
+    assert text_terms("دومین بار") == text_terms("بار دوم")
+    assert "اخر" in text_terms("آخرین خودرو")
+    # a word that merely ends like one is left alone: «تضمین» is a guarantee, «تأمین» a provision
+    assert "تضمین" in text_terms("دوره تضمین") and "تامین" in text_terms("تأمین قطعات")
+
+
 def test_what_becomes_of_someone_is_answered_by_who_is_obliged_to_do_what():
     duty = concept("تکلیف مسافران چه می‌شود؟", "تکلیف")
     assert duty.covered_by(text_terms("شرکت مربوط موظفند نسبت به انتقال مسافران اقدام نمایند"))

@@ -208,8 +208,6 @@ PERSIAN_SYNONYMS: dict[str, tuple[str, ...]] = {
     "مسافرت": ("سفر",),
     "خانه": ("منزل", "منازل", "ساختمان"),
     # general Persian: words the written language and everyday speech use for the same thing
-    "اولین": ("نخستین",),
-    "نخستین": ("اولین",),
     "بوجود": ("وجود",),
     "شروع": ("آغاز",),
     "آغاز": ("شروع",),
@@ -303,13 +301,23 @@ def terms_of(text: str) -> list[str]:
     text = _NON.sub(r"\1 ", _INSURERS.sub(r"\1 گر", text))
     result = [
         _lemma(token)
-        for token in tokens(formalize(text))
+        for token in (ORDINAL_ADJECTIVES.get(word, word) for word in tokens(formalize(text)))
         if token not in stop and len(token) > 1 and not token.isdigit()
     ]
     # numbers are matched whole: "10" must not match "10,000"
     result.extend(sorted(numbers_in(text)))
     return result
 
+
+# The ordinal adjective names the same position as the ordinal: «در اولین مراجعه» is the customer's
+# «مراجعه اول», «آخرین خودرو» the «خودروی آخر». The stopword list drops «اولین» and «آخرین» and the
+# stemmer leaves «دومین» whole, so neither met the ordinal a question uses.
+ORDINAL_ADJECTIVES: dict[str, str] = {
+    "اولین": "اول",
+    "نخستین": "اول",
+    "آخرین": "آخر",
+    **{f"{ordinal}ین": ordinal for ordinal in ("دوم", "سوم", "چهارم", "پنجم", "ششم", "هفتم", "هشتم", "نهم", "دهم")},
+}
 
 # Arabic broken plurals of legal and insurance Persian: no suffix to strip, so a stemmer leaves
 # «وسایل» and «وسیله» apart. Only plurals whose singular means the same thing («حقوق» is also salary
