@@ -166,3 +166,26 @@ def test_a_sentence_pointing_back_after_its_opening_words_is_quoted_with_its_ant
     draft = ask(chunks, question)
     # the deadline alone covers too little of the question; with the case it points back to, it answers it
     assert draft.answered and "پانزده روز کاری" in draft.answer and "سقف تعهدات" in draft.answer
+
+
+# Articles 38 and 39 of the central insurance law as published: what a licence applicant hands in,
+# and the sixty days the central insurer has to answer («نظر … اعم از قبول یا رد», not «نتیجه»).
+LICENCE_DOCUMENTS = "ماده 38. براى انجام عمليات بيمه در تمام رشته\u200fها يا رشته\u200fاى معين بايد قبلاً طبق مقررات اين فصل از بيمه مركزى ايران پروانه تحصيل گردد براى تحصيل پروانه مذكور متقاضى بايد مدارك و اطلاعات زير را به بيمه مركزى ايران تسليم كند:"
+LICENCE_DEADLINE = "ماده 39. تقاضاى صدور پروانه به بيمه مركزى ايران تسليم مى\u200fشود بيمه مركزى ايران مكلف است حداكثر ظرف مدت شصت روز از تاريخ تسليم آخرين مدارك و اطلاعات خواسته شده با رعايت مفاد بند يك ماده 17 نظر مجمع عمومى را اعم از قبول يا رد تقاضا كتباً به متقاضى اعلام نمايد."
+
+
+def test_a_quote_covering_most_of_the_question_need_not_name_its_rarest_word(chunk_factory):
+    chunks = [
+        chunk_factory("c1", "f1", CENTRAL_TITLE, LICENCE_DEADLINE, 0.03),
+        chunk_factory("c2", "f1", CENTRAL_TITLE, LICENCE_DOCUMENTS, 0.03),
+        chunk_factory("c3", "f2", CLAIMS_TITLE, FUND_DEADLINE, 0.029),
+    ]
+    question = "پس از تسلیم مدارک پروانه، بیمه مرکزی ظرف چه مدتی نتیجه را به متقاضی اعلام می‌کند؟"
+    # «نتیجه» is the question's rarest word in this evidence, and only the fund's deadline says it
+    strict = LocalGenerator(broad_support=1.01)(
+        GenerateRequest(route=Intent.KNOWLEDGE, message=question, query=question, chunks=chunks)
+    )
+    assert "پانزده روز" in strict.answer and "شصت روز" not in strict.answer
+    # the licence article covers most of the question by itself: it answers, first
+    draft = ask(chunks, question)
+    assert draft.answered and "شصت روز" in draft.claims[0].text and draft.citations[0] == "c1"

@@ -337,9 +337,15 @@ def strip_frame(text: str, titles: list[str]) -> str:
 
 class LocalGenerator:
     def __init__(
-        self, min_support: float = 0.55, max_quotes: int = 3, relative_floor: float = 0.75, min_words: int = 3
+        self,
+        min_support: float = 0.55,
+        max_quotes: int = 3,
+        relative_floor: float = 0.75,
+        min_words: int = 3,
+        broad_support: float = 0.6,
     ) -> None:
         self.min_support = min_support
+        self.broad_support = broad_support
         self.max_quotes = max_quotes
         self.relative_floor = relative_floor
         self.min_words = min_words
@@ -490,7 +496,11 @@ class LocalGenerator:
                 if focus and not all(c.covered_by(quote_terms(unit, lead=True, referred=False)) for c in focus):
                     continue  # «چه مدارکی؟» and a sentence that only mentions «مدارک لازم» (question.py)
                 beside = carried | neighbour_terms(units, index)
-                if not carries(carried, needed, tier, with_lead, beside):
+                # A quote that by itself covers most of the question need not also name its rarest
+                # notion: that is often the customer's circumstance («دکتر», «جاده») or a plain word
+                # the document says otherwise («نتیجه» for «نظر … اعم از قبول یا رد»).
+                broad = coverage(floor_concepts, carried, floor_weights) >= self.broad_support
+                if not carries(carried, needed, () if broad else tier, with_lead, beside):
                     continue  # the right topic, but not what is asked: a confident wrong answer
                 local = own | text_terms(unit.context)
                 if coverage(concepts, local, weights) == 0.0:
