@@ -66,6 +66,9 @@ def test_the_noun_a_question_word_governs_must_be_named_by_the_quote(chunks):
         ("رسیدگی با شکایت چه اشخاصی آغاز می‌شود؟", []),  # persons: "who", not a thing to name
         ("ظرف چه مدتی باید اعلام کند؟", []),  # a measure asks for a figure
         ("کدام مرجع رسیدگی می‌کند؟", []),
+        # an interval is a measure: «گزارش ادواری شش‌ماهه» answers it without the word «فاصله»
+        ("گزارش در چه فواصلی به مجلس ارائه می‌شود؟", []),
+        ("at what intervals is the report sent?", []),
         ("which hospital should I go to?", ["hospital"]),
         ("what happens then?", []),  # no glossary rendering: no Persian sentence could name it
     ],

@@ -96,11 +96,13 @@ _FOCUS_VOID = frozenset(
     "شرط شرطی شرایطی مبنا مبنایی مبنای نحو نحوی نحوه روش روشی ترتیب ترتیبی "
     "kind sort type way is are was were do does did can could should would will the a an of".split()
 )
-# Measure nouns: "in what period / to what extent / what share" asks for a quantity.
+# Measure nouns: "in what period / to what extent / what share / at what intervals" asks for a
+# quantity («در چه فواصلی» is answered by «شش‌ماهه», never by the word «فاصله»).
 _MEASURE = re.compile(
     r"^(?:مدت|مدتی|مهلت|مهلتی|میزان|میزانی|مقدار|مقداری|مبلغ|مبلغی|درصد|درصدی|نسبت|نسبتی|تعداد|زمان|زمانی|سال|سالی|"
-    r"ماه|ماهی|روز|روزی|تاریخ|تاریخی|سن|سنی|حد|حدی|سقف|رقم|رقمی|"
-    r"percentage|percent|amount|period|age|year|date|time|rate|limit|share|sum|proportion|extent)$"
+    r"ماه|ماهی|روز|روزی|تاریخ|تاریخی|سن|سنی|حد|حدی|سقف|رقم|رقمی|فاصله|فواصل|فواصلی|"
+    r"percentage|percent|amount|period|age|year|date|time|rate|limit|share|sum|proportion|extent|interval|intervals|"
+    r"frequency)$"
 )
 # Words that bound or count a quantity: «حداقل مبلغ», "maximum", «چند نفر»: the form of the answer.
 _MEASURE_MODIFIER = re.compile(
