@@ -342,7 +342,7 @@ class LocalGenerator:
         max_quotes: int = 3,
         relative_floor: float = 0.75,
         min_words: int = 3,
-        broad_support: float = 0.6,
+        broad_support: float = 0.7,
     ) -> None:
         self.min_support = min_support
         self.broad_support = broad_support
