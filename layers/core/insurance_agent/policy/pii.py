@@ -22,10 +22,18 @@ _IBAN = re.compile(r"\b[a-z]{2}\d{2}(?:[\s-]?[a-z0-9]){11,30}\b", re.IGNORECASE)
 _PHONE = re.compile(r"(?<!\d)(?:\+98|0098|0)?[\s-]?9\d{2}[\s-]?\d{3}[\s-]?\d{4}(?!\d)|(?<!\d)0\d{2}[\s-]?\d{8}(?!\d)")
 _DIGIT_RUN = re.compile(r"(?<!\d)\d(?:[\s-]?\d){9,18}(?!\d)")
 _ADDRESS = re.compile(
-    r"(خیابان|کوچه|بلوار|پلاک|میدان|بن بست|طبقه|واحد \d|کد پستی|"
+    r"(خیابان|کوچه|بلوار|پلاک|میدان|بن بست|طبقه|واحد|کد پستی|"
     r"\bstreet\b|\bst\.|\bavenue\b|\bave\.|\broad\b|\balley\b|\bapt\.?\b|\bapartment\b|\bpostal code\b|\bzip\b)",
     re.IGNORECASE,
 )
+# A street word alone is not an address: customers of a motor insurer write «تو خیابان تصادف کردم»,
+# «پلاکشو برنداشتم», "hit on the road". What locates a home is a number with it: «پلاک ۱۲», «کوچه ۵»,
+# «واحد ۳», "apartment 4", «کد پستی من …» (a number after the word, at most one word between) or
+# "12 Baker Street" (the number before it).
+_NUMBER_AFTER = re.compile(
+    _ADDRESS.pattern + r"(?:\s+[^\W\d]+)?\s*(?:no\.?\s*|#\s*|شماره\s*)?[:：]?\s*\d", re.IGNORECASE
+)
+_NUMBER_BEFORE = re.compile(r"\d+\w*\s+(?:[^\W\d]+\s+){0,3}$")
 
 
 def _national_code_ok(digits: str) -> bool:
@@ -64,7 +72,7 @@ def find_pii(text: str) -> list[str]:
             kinds.append("national_code")
         elif _luhn_ok(digits):
             kinds.append("card")
-    if _ADDRESS.search(text):
+    if _address_spans(text.translate(_DIGITS)):
         kinds.append("address")
     return sorted(set(kinds))
 
@@ -78,6 +86,18 @@ def is_clean(text: str) -> bool:
 _DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩", "01234567890123456789")
 # An address runs from its keyword to the end of the clause (bounded, so a long message keeps the rest).
 _ADDRESS_SPAN = re.compile(_ADDRESS.pattern + r"[^.!?؟\n]{0,80}", re.IGNORECASE)
+
+
+def _address_spans(mapped: str) -> list[tuple[int, int]]:
+    """(start, end) of each address in `mapped` (Latin digits): a street word's clause that numbers a
+    place, from the number before the word when there is one ("12 Baker Street")."""
+    spans = []
+    for match in _ADDRESS_SPAN.finditer(mapped):
+        before = _NUMBER_BEFORE.search(mapped, max(0, match.start() - 40), match.start())
+        if before is None and not _NUMBER_AFTER.search(match.group(0)):
+            continue
+        spans.append((before.start() if before else match.start(), match.end()))
+    return spans
 
 
 def mask_pii(text: str) -> str:
@@ -101,7 +121,7 @@ def mask_pii(text: str) -> str:
             spans.append((match.start(), match.end(), "national_code"))
         elif _luhn_ok(digits):
             spans.append((match.start(), match.end(), "card"))
-    spans += [(m.start(), m.end(), "address") for m in _ADDRESS_SPAN.finditer(mapped)]
+    spans += [(start, end, "address") for start, end in _address_spans(mapped)]
     if not spans:
         return text
     out: list[str] = []
