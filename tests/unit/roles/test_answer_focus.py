@@ -69,6 +69,8 @@ def test_the_noun_a_question_word_governs_must_be_named_by_the_quote(chunks):
         # an interval is a measure: «گزارش ادواری شش‌ماهه» answers it without the word «فاصله»
         ("گزارش در چه فواصلی به مجلس ارائه می‌شود؟", []),
         ("at what intervals is the report sent?", []),
+        # a share is a measure too: «۵۰ درصد … از معاملات» answers it without the word «سهم»
+        ("چه سهمی از معاملات را باید اتکایی کنند؟", []),
         ("which hospital should I go to?", ["hospital"]),
         ("what happens then?", []),  # no glossary rendering: no Persian sentence could name it
     ],

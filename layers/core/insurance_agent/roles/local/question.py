@@ -97,10 +97,10 @@ _FOCUS_VOID = frozenset(
     "kind sort type way is are was were do does did can could should would will the a an of".split()
 )
 # Measure nouns: "in what period / to what extent / what share / at what intervals" asks for a
-# quantity («در چه فواصلی» is answered by «شش‌ماهه», never by the word «فاصله»).
+# quantity («در چه فواصلی» is answered by «شش‌ماهه», «چه سهمی» by «۵۰ درصد», never by the noun).
 _MEASURE = re.compile(
     r"^(?:مدت|مدتی|مهلت|مهلتی|میزان|میزانی|مقدار|مقداری|مبلغ|مبلغی|درصد|درصدی|نسبت|نسبتی|تعداد|زمان|زمانی|سال|سالی|"
-    r"ماه|ماهی|روز|روزی|تاریخ|تاریخی|سن|سنی|حد|حدی|سقف|رقم|رقمی|فاصله|فواصل|فواصلی|"
+    r"ماه|ماهی|روز|روزی|تاریخ|تاریخی|سن|سنی|حد|حدی|سقف|رقم|رقمی|فاصله|فواصل|فواصلی|سهم|سهمی|"
     r"percentage|percent|amount|period|age|year|date|time|rate|limit|share|sum|proportion|extent|interval|intervals|"
     r"frequency)$"
 )
