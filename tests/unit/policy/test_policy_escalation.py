@@ -104,6 +104,22 @@ def test_a_question_in_the_first_person_is_not_a_stated_act(text, expect):
 
 
 @pytest.mark.parametrize(
+    ("text", "expect"),
+    [
+        # whose duty a payment is, asked about others, is a question about the rules
+        ("The fund and my insurer disagree on which of them should pay my claim. Who decides?", None),
+        ("Does the fund have to pay my claim if the other driver fled?", None),
+        # said to us it is a demand about the user's own money
+        ("It's been six weeks, pay out my claim now", "payout"),
+        ("Please pay my claim, I have waited long enough", "payout"),
+        ("You need to pay me this week", "payout"),
+    ],
+)
+def test_paying_my_claim_is_a_demand_only_when_said_to_us(text, expect):
+    assert load_policy().restricted_category(text) == expect
+
+
+@pytest.mark.parametrize(
     "mutate, message",
     [
         (lambda p: p["handoff"]["fa"].append("(unclosed"), "invalid regex"),
