@@ -499,14 +499,15 @@ class LocalGenerator:
                 # A quote that by itself covers most of the question need not also name its rarest
                 # notion: that is often the customer's circumstance («دکتر», «جاده») or a plain word
                 # the document says otherwise («نتیجه» for «نظر … اعم از قبول یا رد»).
-                broad = coverage(floor_concepts, carried, floor_weights) >= self.broad_support
+                share = coverage(floor_concepts, carried, floor_weights)
+                broad = share >= self.broad_support
                 if not carries(carried, needed, () if broad else tier, with_lead, beside):
                     continue  # the right topic, but not what is asked: a confident wrong answer
                 local = own | text_terms(unit.context)
                 if coverage(concepts, local, weights) == 0.0:
                     continue  # the document title alone cannot make a sentence relevant
                 before = ""
-                if coverage(floor_concepts, carried, floor_weights) < self.min_support:
+                if share < self.min_support:
                     # The quote (with the sentence introducing it) must itself cover enough of the
                     # question: a heading or a title that shares the question's words does not make
                     # a sentence under it an answer. A sentence naming its subject as «این ودیعه»
