@@ -189,3 +189,5 @@ def test_a_quote_covering_most_of_the_question_need_not_name_its_rarest_word(chu
     # the licence article covers most of the question by itself: it answers, first
     draft = ask(chunks, question)
     assert draft.answered and "شصت روز" in draft.claims[0].text and draft.citations[0] == "c1"
+    # the fund's own deadline is another case's figure: not offered beside it
+    assert "پانزده روز" not in draft.answer and "c3" not in draft.citations

@@ -536,6 +536,12 @@ class LocalGenerator:
 
         floor = max(self.min_support, self.relative_floor * best)
         chosen = [item[-1] for item in scored if item[1] >= floor][: self.max_quotes]
+        if quantity or asked.needs_number:
+            # One figure asked, and another document's sentence with a figure of its own: that is
+            # another case's number (the fund's deadline after the licence's), a second answer to
+            # choose from, not more of this one.
+            first = chosen[0].chunk.file_id
+            chosen = [c for c in chosen if c.chunk.file_id == first or not has_number(c.unit.text)]
         covered: set[str] = set()
         for candidate in chosen:
             covered |= candidate.context
