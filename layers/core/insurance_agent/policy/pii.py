@@ -21,17 +21,17 @@ _SHEBA = re.compile(r"\bir\s?\d{2}(?:[\s-]?\d){22}\b", re.IGNORECASE)
 _IBAN = re.compile(r"\b[a-z]{2}\d{2}(?:[\s-]?[a-z0-9]){11,30}\b", re.IGNORECASE)
 _PHONE = re.compile(r"(?<!\d)(?:\+98|0098|0)?[\s-]?9\d{2}[\s-]?\d{3}[\s-]?\d{4}(?!\d)|(?<!\d)0\d{2}[\s-]?\d{8}(?!\d)")
 _DIGIT_RUN = re.compile(r"(?<!\d)\d(?:[\s-]?\d){9,18}(?!\d)")
-_ADDRESS = re.compile(
+# The street words; only part of the patterns below, never matched alone.
+_ADDRESS_WORD = (
     r"(خیابان|کوچه|بلوار|پلاک|میدان|بن بست|طبقه|واحد|کد پستی|"
-    r"\bstreet\b|\bst\.|\bavenue\b|\bave\.|\broad\b|\balley\b|\bapt\.?\b|\bapartment\b|\bpostal code\b|\bzip\b)",
-    re.IGNORECASE,
+    r"\bstreet\b|\bst\.|\bavenue\b|\bave\.|\broad\b|\balley\b|\bapt\.?\b|\bapartment\b|\bpostal code\b|\bzip\b)"
 )
 # A street word alone is not an address: customers of a motor insurer write «تو خیابان تصادف کردم»,
 # «پلاکشو برنداشتم», "hit on the road". What locates a home is a number with it: «پلاک ۱۲», «کوچه ۵»,
 # «واحد ۳», "apartment 4", «کد پستی من …» (a number after the word, at most one word between) or
 # "12 Baker Street" (the number before it).
 _NUMBER_AFTER = re.compile(
-    _ADDRESS.pattern + r"(?:\s+[^\W\d]+)?\s*(?:no\.?\s*|#\s*|شماره\s*)?[:：]?\s*\d", re.IGNORECASE
+    _ADDRESS_WORD + r"(?:\s+[^\W\d]+)?\s*(?:no\.?\s*|#\s*|شماره\s*)?[:：]?\s*\d", re.IGNORECASE
 )
 _NUMBER_BEFORE = re.compile(r"\d+\w*\s+(?:[^\W\d]+\s+){0,3}$")
 
@@ -85,7 +85,7 @@ def is_clean(text: str) -> bool:
 # are spans of the original text.
 _DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩", "01234567890123456789")
 # An address runs from its keyword to the end of the clause (bounded, so a long message keeps the rest).
-_ADDRESS_SPAN = re.compile(_ADDRESS.pattern + r"[^.!?؟\n]{0,80}", re.IGNORECASE)
+_ADDRESS_SPAN = re.compile(_ADDRESS_WORD + r"[^.!?؟\n]{0,80}", re.IGNORECASE)
 
 
 def _address_spans(mapped: str) -> list[tuple[int, int]]:
