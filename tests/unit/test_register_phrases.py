@@ -335,3 +335,27 @@ def test_leading_to_joins_two_notions_and_is_none_itself():
     """«حوادث منجر به فوت»: the documents of a death claim are listed under a rule that never says «منجر»."""
     labels = {c.label for c in query_concepts("برای دریافت خسارت بدنی در حوادث منجر به فوت چه مدارکی لازم است؟")}
     assert "منجر" not in labels and "فوت" in labels
+
+
+def test_an_ezafe_after_a_final_alef_is_not_the_spoken_plural():
+    """«اعطای تخفیف» is the ezafe of «اعطا», not «اعط» + the spoken plural «ای» as in «قسطای باقی».
+    Read as a plural, «اعط‌های» was the question's rarest word, in no chunk."""
+    from insurance_agent.colloquial import formal_word
+
+    assert formal_word("اعطای") == ["اعطای"]
+    assert formal_word("امضای") == ["امضای"]
+    assert formal_word("قسطای") == ["قسط\u200cهای"]
+    grant = concept("برای اعطای تخفیف بیش از چه میزان مجوز لازم است؟", "اعطای")
+    assert grant.covered_by(text_terms("اعطای تخفیف به رانندگان"))
+
+
+def test_an_arabic_adverb_without_its_tanwin_is_not_a_plural():
+    """«نقداً» typed «نقدا» (in cash) is not «نقد‌ها»; «اونجا» is «آنجا», not «اونج» + a plural."""
+    from insurance_agent.colloquial import formal_word
+
+    assert formal_word("نقدا") == ["نقدا"]
+    assert formal_word("مستقیما") == ["مستقیما"]
+    assert formal_word("بعدا") == ["بعدا"]
+    assert formal_word("اونجا") == ["آنجا"]
+    assert formal_word("مسافرا") == ["مسافر\u200cها"]  # the spoken plural is still read
+

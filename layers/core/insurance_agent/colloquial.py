@@ -112,6 +112,7 @@ SPOKEN: dict[str, str] = {
     "باهاش": "با آن",
     "اون": "آن",
     "اونا": "آن‌ها",
+    "اونجا": "آنجا",
     "اینا": "این‌ها",
     "اونو": "آن را",
     "منو": "من را",
@@ -142,6 +143,15 @@ SPOKEN: dict[str, str] = {
     "ازمون": "از ما",
     "برامون": "برای ما",
 }
+
+# Arabic adverbs in -an, written without their tanwin («نقداً» -> «نقدا»): the final alef is not the
+# spoken plural («قسطا»), so «نقدا» is not «نقد‌ها» nor «بعدا» «بعد‌ها».
+_TANWIN_ADVERBS = frozenset(
+    "نقدا کتبا شفاها تلفنا حضورا بعدا قبلا اولا ثانیا ثالثا ضمنا عملا قانونا شرعا رسما مستقیما مجددا "
+    "فورا کاملا تماما اساسا اصلا حتما دقیقا واقعا تقریبا معمولا مثلا فعلا لطفا شخصا قطعا صرفا نهایتا "
+    "احتمالا عمدا ظاهرا اتفاقا مخصوصا خصوصا بعضا کلا جمعا مجموعا موقتا دائما اکیدا نسبتا ضرورتا "
+    "صریحا عینا متقابلا مستقلا مشترکا منحصرا متعاقبا ذاتا نوعا غالبا اقلا".split()
+)
 
 # Enclitics, longest first. Possessives also come with the object marker («ماشینمو»).
 _POSSESSIVES = ("شون", "تون", "مون", "ش", "ت", "م")
@@ -301,12 +311,19 @@ def formal_word(word: str) -> list[str]:
         stripped = strip_possessive(base)
         if _more_common(stripped, word) or _more_common(base, word):
             return [*formal_word(base), "را"]  # «ماشینمو» -> «ماشینم را»: the possessive stays
+    if word in _TANWIN_ADVERBS:
+        return [word]
     if word.endswith("ا") and not word.endswith(("ها", "آ")) and _more_common(word[:-1], word):
         return [f"{word[:-1]}{ZWNJ}ها"]  # the spoken plural «قسطا»
     spoken = _spoken_possessed(word)
     if spoken is not None:
         return [spoken]
-    if word.endswith("ای") and not word.endswith("های") and _more_common(word[:-2], word):
+    if (
+        word.endswith("ای")
+        and not word.endswith("های")
+        and _more_common(word[:-2], word)
+        and _more_common(word[:-2], word[:-1])  # «اعطای», «امضای»: the ezafe of «اعطا», not «اعط» + «ای»
+    ):
         return [f"{word[:-2]}{ZWNJ}های"]  # the spoken plural with its ezafe «قسطای باقی»
     vowel = _nasal_vowel(word)
     if vowel != word:
