@@ -266,6 +266,9 @@ _NOISE_WORDS = (
     "گفت گفته گفتن گفتند گفتن میگه میگن میگفت "
     # «یه آقایی اومده …», «یارو زد و رفت»: someone, whom no rule names
     "یارو آقایی آقاهه رفیق رفیقم رفیقمون "
+    # «ماشین طرف», «بیمه طرف», «طرف مقصر»: the other party, whom the rules name by role («زیان‌دیده»,
+    # «مسبب حادثه»); the role word, when said, carries it («طرف مقابل» is a phrase of its own)
+    "طرف "
     # «بقیه» (the rest) is the statutes' «سایر», a stopword
     "بقیه "
     # «اینم جزو گارانتیه؟»: whether it is included, which the rule says by naming it

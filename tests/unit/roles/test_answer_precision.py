@@ -191,3 +191,38 @@ def test_a_quote_covering_most_of_the_question_need_not_name_its_rarest_word(chu
     assert draft.answered and "شصت روز" in draft.claims[0].text and draft.citations[0] == "c1"
     # the fund's own deadline is another case's figure: not offered beside it
     assert "پانزده روز" not in draft.answer and "c3" not in draft.citations
+
+
+
+# A note of article 5 of the claims bylaw, article 7 and the paragraph after it: depreciation is paid,
+# and never raises the premium; a note of the premium bylaw on premiums and their ceilings.
+DEPRECIATION = (
+    "تبصره۲ـ صندوق یا بیمه\xad\u200cگر حسب مورد مکلفند بلافاصله پس از تکمیل مدارک پرونده رسیدی مبنی بر تکمیل "
+    "پرونده به زیان\xad\u200cدیده یا راننده مسبب حادثه یا ذی\xadنفع یا نماینده قانونی هر یک از آنها تحویل نمایند.\n\n"
+    "ماده۷ـ بیمه گر موظف است در ارزیابی خسارت مالی وارد شده به وسیله نقلیه زیان\xad\u200cد\u200cیده، علاوه بر "
+    "هزینه\u200c\xadهای جایگزینی قطعات آسیب\xad\u200cدیده و اجرت تعمیر وسیله نقلیه، مالیات بر ارزش افزوده و هزینه "
+    "پرداخت شده برای نجات و یا انتقال وسیله نقلیه خسارت\xad دیده به نزدیک\xadترین محل مناسب برای تعمیر و کسر قیمت "
+    "وسیله نقلیه را در نظر گیرد و نسبت به پرداخت این موارد تا سقف تعهدات مالی مندرج در بیمه نامه شخص ثالث با "
+    "رعایت تبصره (۳) ماده (۸) قانون اقدام نماید.\n\n"
+    "هر گونه افزایش حق بیمه و نرخ آن بابت پرداخت خسارت کسر قیمت وسیله نقلیه توسط شرکتهای بیمه گر و مراجع "
+    "تصمیم گیر در تعیین حق بیمه و نرخ آن در سال جاری و سال های آتی مجاز نیست."
+)
+PREMIUM_CEILINGS = (
+    "تبصره۲ـدر اجرای بند (پ) ماده (۱۸) قانون، حداکثر سود موضوع بند (پ) این ماده برای خودروهای سواری ارزان قیمت "
+    "اقشار متوسط و ضعیف پنج درصد و برای موتور سیکلت سه درصد حق بیمه صادره تعیین می\u200cشود.\n\n"
+    "تبصره۳ـ نرخ\u200cهای حق بیمه پایه که مطابق این ماده و با رعایت فرایند مندرج در ماده (۳) این آیین\u200cنامه توسط "
+    "شورای عالی بیمه سلامت کشور محاسبه و ابلاغ می شود در سقف نرخ\u200cهای مقرر در تصویب\u200cنامه مجاز است."
+)
+
+
+def test_the_other_party_is_named_by_role_not_by_the_spoken_word_for_him(chunk_factory):
+    """«طرف مقصر» is the bylaw's «مسبب»; «طرف» alone ("the other guy"), the rarest word of the question
+    and in no chunk, kept the rule on his premium from answering."""
+    chunks = [
+        chunk_factory("c1", "f1", CLAIMS_TITLE, DEPRECIATION, 0.03),
+        chunk_factory("c2", "f2", PREMIUM_TITLE, PREMIUM_CEILINGS, 0.029),
+        chunk_factory("c3", "f2", PREMIUM_TITLE, INSTALLMENTS, 0.028),
+    ]
+    draft = ask(chunks, "بیمه افت قیمت ماشینمو داده، حالا حق بیمه طرف مقصر سال بعد گرون میشه؟")
+    assert draft.answered and draft.citations == ["c1"]
+    assert "سال های آتی مجاز نیست" in draft.answer
