@@ -503,6 +503,15 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "harm": ("صدمه", "آسیب", "زیان"),
     "wound": ("جرح", "جراحت"),
     "wounded": ("مجروح", "جرح", "مصدوم"),
+    # a broken bone is a bodily injury; the statutes name the injury, not the limb
+    "broke": ("شکستگی", "صدمه", "جرح", "مصدوم", "بدنی"),
+    "broken": ("شکستگی", "صدمه", "جرح", "مصدوم", "بدنی"),
+    "fracture": ("شکستگی", "صدمه", "جرح", "بدنی"),
+    "fractured": ("شکستگی", "صدمه", "جرح", "بدنی"),
+    "leg": ("عضو", "بدنی"),
+    "legs": ("عضو", "بدنی"),
+    "arm": ("عضو", "بدنی"),
+    "arms": ("عضو", "بدنی"),
     "property damage": ("خسارت مالی",),
     "material damage": ("خسارت مالی",),
     "financial damage": ("خسارت مالی",),
@@ -1083,7 +1092,7 @@ GENERIC_NOTIONS = frozenset(
         # a customer's circumstances: what the quote answers seldom repeats them
         "office", "center", "centers", "shop", "official", "bill", "bills", "lost", "afford", "belongs",
         "belong", "lease", "leasing", "rent", "renting", "missed", "electrics", "messed up", "dragging",
-        "on the hook",
+        "on the hook", "leg", "legs", "arm", "arms",
         "insurance company", "insurance companies", "insurance policy", "insured person", "at least",
         "at most", "up to", "more than", "less than", "per cent",
     ]
@@ -1117,7 +1126,7 @@ ENGLISH_NOISE = (
     "happen happens happened kind sort type types way ways possible possibly true false let make makes "
     "made keep go goes going come comes mean means meant say says said find look looking matter matters "
     "whom whose himself herself themselves yourselves after before during until since while get gets got "
-    "getting long arise arises arising resulting time times duration number include included includes "
+    "getting long soon fast quickly arise arises arising resulting time times duration number include included includes "
     "full complete cases needed per both either neither certain specific particular special "
     "due regarding concerning related relating involved whole instead automatically later "
     # particles of phrasal verbs ("end up", "look into", "get back") and connectives
@@ -1126,5 +1135,9 @@ ENGLISH_NOISE = (
     # a contraction leaves ("they'll", "we're", "I've")
     "were doing these those theirs but then here just also else quite rather maybe perhaps anyway "
     "though although whether whatever whenever wherever however further ought shall might could "
-    "ll re ve lot lots stuff take takes taking put puts turn turns turned"
+    "ll re ve lot lots stuff take takes taking put puts turn turns turned "
+    # people of the customer's story whom no rule names («رفیق», «یارو» in Persian): the rule names
+    # the injured party, the heirs or the family ("wife", "child" are glossary terms)
+    "brother brothers sister sisters friend friends neighbour neighbor neighbours neighbors cousin "
+    "uncle aunt guy guys"
 )

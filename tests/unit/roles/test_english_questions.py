@@ -316,3 +316,28 @@ def test_a_bound_and_an_idiom_of_delay_in_the_statutes_words():
     concepts = {c.label: c for c in query_concepts("My insurance company is dragging its feet on my claim.")}
     assert "feet" not in concepts
     assert concepts["dragging its feet"].covered_by(frozenset(terms_of("تأخیر در پرداخت خسارت")))
+
+
+def test_how_fast_asks_for_a_time_and_names_no_notion():
+    """"How fast does the insurer have to pay?" asks for a deadline as "how long" does; weighed as a
+    word no Persian sentence has, "fast" was the question's heaviest notion."""
+    from insurance_agent.roles.local.question import question_shape
+
+    for question in ("How fast does the insurer have to pay?", "How quickly must the fund pay me?"):
+        concepts = query_concepts(question)
+        assert not {"fast", "quickly"} & {c.label for c in concepts}
+        shape = question_shape(question, concepts, frozenset())
+        assert shape.needs_number and shape.measure == "time"
+
+
+def test_a_broken_limb_is_a_bodily_injury_and_a_relative_is_no_notion():
+    """"A car hit my sister and broke her arm": the statutes name a bodily injury, never the limb or
+    the relative; each weighed as a word no Persian sentence has, they outweighed what is asked."""
+    concepts = query_concepts("A car hit my sister and broke her arm. How much does the insurer pay?")
+    labels = {c.label for c in concepts}
+    assert "sister" not in labels
+    injury = terms_of("خسارت بدنی زیان‌دیده")
+    broke = next(c for c in concepts if c.label == "broke")
+    arm = next(c for c in concepts if c.label == "arm")
+    assert broke.covered_by(frozenset(injury)) and arm.covered_by(frozenset(injury))
+    assert broke.key and not arm.key  # the injury is a notion; the limb only a circumstance

@@ -111,7 +111,7 @@ _MEASURE_MODIFIER = re.compile(
 # "How much" and "in what period / to what extent" ask for a figure as well.
 _COUNT_OR_DATE_EXTRA = re.compile(
     r"(?<!\w)(?:(?:چه|کدام|کدوم)\s+(?:مدت|مهلت|میزان|مقدار|مبلغ|درصد|نسبت|زمان|تاریخ|سن)|چقدر|چقد|چه قدر)|"
-    r"\bhow (?:much|long|soon|old)\b|\bwhat (?:percentage|amount|share|rate)\b"
+    r"\bhow (?:much|long|soon|old|fast|quickly)\b|\bwhat (?:percentage|amount|share|rate)\b"
 )
 _SUBJECT_WORDS = 3
 # "Should the policy say how much each payment is?": a figure a document must state, asked about
@@ -223,7 +223,7 @@ _DISTRIBUTIVE = re.compile(r"(?<!\w)(?:هر\s+یک|یکی\s+از|\beach\s+one\b|
 _MEASURES = {
     "percent": re.compile(r"(?:چند|چه)\s+درصد|\bwhat (?:percentage|percent)\b|\bhow many percent\b"),
     "time": re.compile(
-        r"(?:چه|کدام|کدوم)\s+(?:مدت|مهلت)|چند\s+(?:روز|ماه|سال|هفته|ساعت)|\bhow long\b|"
+        r"(?:چه|کدام|کدوم)\s+(?:مدت|مهلت)|چند\s+(?:روز|ماه|سال|هفته|ساعت)|\bhow (?:long|soon|fast|quickly)\b|"
         r"\b(?:how many|within how many)\s+(?:days|months|years|weeks|hours)\b"
     ),
     "money": re.compile(r"(?:چه|کدام|کدوم)\s+(?:مبلغ|رقم)|\bwhat (?:amount|sum)\b"),
