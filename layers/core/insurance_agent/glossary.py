@@ -740,6 +740,8 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "return": ("استرداد", "عودت", "بازگشت"),
     "take back": ("مسترد", "استرداد", "عودت"),
     "give back": ("مسترد", "استرداد", "عودت"),
+    "took back": ("مسترد", "استرداد", "عودت"),
+    "gave back": ("مسترد", "استرداد", "عودت"),
     "transfer": ("انتقال", "نقل و انتقال"),
     "transferred": ("انتقال", "نقل و انتقال"),
     "ownership": ("مالکیت",),
@@ -975,6 +977,8 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "displayed": ("نمایش", "ارائه", "معرض"),
     "visible": ("نمایش", "معرض"),
     "give": ("پرداخت", "ارائه", "تحویل"),
+    "gave": ("پرداخت", "ارائه", "تحویل"),
+    "given": ("پرداخت", "ارائه", "تحویل"),
     "use": ("استفاده",),
     "using": ("استفاده",),
     "within": ("ظرف", "مهلت"),
@@ -1085,7 +1089,7 @@ GENERIC_NOTIONS = frozenset(
     "corporation organization organisation institution institute law laws act statute legal bylaw bylaws "
     "by-law regulation regulations rule rules article clause paragraph case file information data system "
     "service services new previous prior total partial increase increased decrease reduce reduced reduction "
-    "right rights public private national financial property expense expenses give return issue issued issuing "
+    "right rights public private national financial property expense expenses give gave given return issue issued issuing "
     "higher more lower less below above first second country universal "
     "قیمت هزینه پول خونه خانه تمام تموم انقضا منقضی اعتبار فعال فعاله متن اداره".split()
     + [
@@ -1103,7 +1107,7 @@ LIGHT_NOTIONS = frozenset(
     [
         "must", "have to", "has to", "had to", "need", "need to", "obliged", "obliged to", "obligated", "bound",
         "required", "required to", "require", "necessary", "allowed", "permitted", "permission", "may", "enough",
-        "sufficient", "show", "display", "displayed", "visible", "give", "use", "using", "within", "go to",
+        "sufficient", "show", "display", "displayed", "visible", "give", "gave", "given", "use", "using", "within", "go to",
         "apply", "receive", "received", "obtain", "request", "review", "written", "state", "stated", "mention",
         "mentioned", "specified", "without", "immediately", "provide", "present", "inform", "notify", "notification", "announce", "announced", "publish",
         "published", "supposed to", "supposed", "expected to", "confirm", "waiting", "wait", "hold up",
@@ -1130,7 +1134,9 @@ ENGLISH_NOISE = (
     "full complete cases needed per both either neither certain specific particular special "
     "due regarding concerning related relating involved whole instead automatically later "
     # particles of phrasal verbs ("end up", "look into", "get back") and connectives
-    "up over into onto out off down back because couple meantime "
+    "up over into onto out off down back around away because couple meantime straight "
+    # irregular pasts of verbs listed above ("take", "go", "come")
+    "took taken went gone came "
     # auxiliaries, pronouns, connectives and hedges the lists above missed; "ll"/"re"/"ve" are what
     # a contraction leaves ("they'll", "we're", "I've")
     "were doing these those theirs but then here just also else quite rather maybe perhaps anyway "

@@ -93,6 +93,24 @@ def test_an_english_question_is_in_the_scope_of_a_persian_corpus():
     assert not scope.covers("Which football team won the league yesterday?")
 
 
+def test_the_particles_and_irregular_pasts_of_a_story_do_not_put_a_question_out_of_scope():
+    """"The dealer took back my faulty car … straight away?": "took", "away", "straight" are no topic;
+    counted as words the corpus lacks, they outnumbered the car consumer law's own words."""
+    scope = scope_from_payloads(
+        [
+            {
+                "title": "قانون حمایت از حقوق مصرف‌کنندگان خودرو",
+                "text": "عرضه‌کننده مکلف است خودروی معیوب را مسترد و خودروی نو تحویل دهد و فروش مجدد آن ممنوع است.",
+            }
+        ]
+    )
+    question = "The dealer took my faulty car away and gave me a new one. Can they turn around and sell it straight away?"
+    assert scope.covers(question)
+    assert not scope.covers("The neighbour took my bike and went away to the football game straight away.")
+    returned = next(c for c in query_concepts("The dealer took back my faulty car.") if c.label == "took back")
+    assert returned.covered_by(frozenset(terms_of("خودرو را مسترد کند")))
+
+
 # -- answers on real statute excerpts -------------------------------------------------------------
 
 
