@@ -363,3 +363,11 @@ def test_an_arabic_adverb_without_its_tanwin_is_not_a_plural():
     assert formal_word("اونجا") == ["آنجا"]
     assert formal_word("مسافرا") == ["مسافر\u200cها"]  # the spoken plural is still read
 
+
+
+def test_what_is_paid_in_cash_of_an_installment_plan_is_paid_at_issue():
+    """«اول کار چقدرشو باید نقد بدم؟» of an installment plan is answered by the share paid «همزمان با
+    صدور بیمه‌نامه»; the bylaw never says «نقد»."""
+    paid = concept("بیمه رو قسطی بخرم، اول کار چقدرشو باید نقد بدم؟", "نقد")
+    assert paid.covered_by(text_terms("حداقل پنجاه درصد مبلغ حق بیمه همزمان با صدور بیمه‌نامه دریافت گردد"))
+    assert not paid.covered_by(text_terms("صدور بیمه‌نامه"))
