@@ -710,7 +710,7 @@ def register_expansion(text: str) -> list[str]:
 def broaden(query: str) -> str:
     """A second-round search query: the concepts of `query` without its question words and fillers,
     followed by every alternative the glossary and the synonym lists know for them (all renderings,
-    not only the first). `is_new_query` tells whether it adds anything to `query`."""
+    not only the first). `policy.terms.adds_terms` tells whether it adds anything to `query`."""
     core = re.sub(r"\s*\[[^\[\]]*\]\s*$", "", query).strip()
     concepts = query_concepts(core)
     words = [concept.label for concept in concepts]
@@ -723,11 +723,6 @@ def broaden(query: str) -> str:
         if _mentions(word, written, present):
             phrases += [phrase for phrase in alternatives if phrase not in phrases]
     return " ".join(dict.fromkeys([*words, *phrases]))
-
-
-def is_new_query(candidate: str, previous: str) -> bool:
-    """Whether searching `candidate` can find anything `previous` could not: it has a term `previous` lacks."""
-    return bool(text_terms(candidate) - text_terms(previous))
 
 
 def word_alternatives(word: str) -> frozenset[str]:

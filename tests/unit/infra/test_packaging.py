@@ -119,17 +119,31 @@ def test_thin_nodes_do_not_build_the_role_models_at_cold_start(node):
 
 
 def test_contextualize_with_bedrock_imports_no_local_role_at_cold_start():
-    # Its deterministic first-turn rewrite is one module of the local provider, not all of it
-    # (the classifier, the generator, numpy).
     result = _run_blocked("""
         import importlib.util, sys
         spec = importlib.util.spec_from_file_location("app", "functions/contextualize/app.py")
         spec.loader.exec_module(importlib.util.module_from_spec(spec))
-        local = sorted(name for name in sys.modules if name.startswith("insurance_agent.roles.local."))
-        print(local)
+        print(sorted(name for name in sys.modules if name.startswith("insurance_agent.roles.local")))
     """, {"MODEL_PROVIDER": "bedrock"})
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.strip() == "['insurance_agent.roles.local.contextualize']"
+    assert result.stdout.strip() == "[]"
+
+
+def test_contextualize_with_bedrock_writes_a_first_persian_turns_query_in_its_own_package():
+    # A first turn wholly in Persian takes the no-model branch: with Bedrock it must need nothing
+    # of the text layer (the stemmer, the spoken-register lists), which that function does not ship.
+    result = _run_blocked("""
+        from insurance_agent.policy.terms import adds_terms
+        from insurance_agent.roles.base import get_provider
+        provider = get_provider()
+        query = provider.first_turn_query("  ماشینمو دزدیدن،   بیمه بدنه پول میده؟ ")
+        assert query == "ماشینمو دزدیدن، بیمه بدنه پول میده؟", query
+        assert provider.broadened_query(query) is None  # a later round asks the model
+        assert adds_terms("سرقت خودرو بیمه بدنه", query) and not adds_terms("بیمه بدنه", query)
+        print("ok")
+    """, {"MODEL_PROVIDER": "bedrock"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "ok"
 
 
 def test_the_tracer_patches_httpx_only_where_qdrant_is_shipped():

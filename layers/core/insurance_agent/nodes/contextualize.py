@@ -13,9 +13,8 @@ from insurance_agent.models.roles import ContextualizeRequest, HistoryTurn
 from insurance_agent.models.state import TurnState
 from insurance_agent.nodes.common import parts, save
 from insurance_agent.policy.clarification import pick_option
+from insurance_agent.policy.terms import adds_terms
 from insurance_agent.roles.base import get_provider
-from insurance_agent.lexical import broaden, is_new_query
-from insurance_agent.roles.local.contextualize import with_expansion
 
 
 def run(state: TurnState) -> TurnState:
@@ -43,21 +42,19 @@ def run(state: TurnState) -> TurnState:
     direct = not history and state.language == get_settings().corpus_language and not state.mixed_language
     if rounds > 0:
         previous = stored.get("query") or turn.message
-        if direct:
-            query = broaden(previous)
-        else:
+        query = get_provider().broadened_query(previous) if direct else None
+        if query is None:
             query = ask(attempt=rounds, previous_query=previous).standalone_query
-        if not is_new_query(query, previous):
+        if not adds_terms(query, previous):
             state.rewrite_exhausted = True
             return state
         # broader, not the same: no scope either
         save(state, query=query, scope={})
         return state
 
-    if direct:
-        # Deterministic shortcut: a first turn wholly in the corpus language has nothing to resolve or
-        # translate; spoken forms are still put in the documents' written register (no model call).
-        save(state, query=with_expansion(turn.message), scope={})
+    query = get_provider().first_turn_query(turn.message) if direct else None
+    if query is not None:
+        save(state, query=query, scope={})
         return state
 
     result = ask()

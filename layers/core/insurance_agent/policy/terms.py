@@ -99,6 +99,12 @@ def terms() -> Terms:
     return _analysis(get_settings().models.provider)
 
 
+def adds_terms(candidate: str, previous: str) -> bool:
+    """Whether searching `candidate` can find anything `previous` could not: it has a term `previous` lacks."""
+    analysis = terms()
+    return bool(analysis.text_terms(candidate) - analysis.text_terms(previous))
+
+
 def metadata_text(chunk) -> str:  # noqa: ANN001 - any chunk model with title/product/domain/file_id
     """The words naming a chunk's document: title, product, domain and file id ("expat_health" -> "expat health")."""
     parts = [chunk.title, chunk.product or "", chunk.domain or "", chunk.file_id]

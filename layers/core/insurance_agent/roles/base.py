@@ -54,6 +54,19 @@ class ModelProvider(ABC):
     @abstractmethod
     def verify(self, request: VerifyRequest) -> VerifyResult: ...
 
+    # -- what a provider may decide without a model call (the contextualize node asks these first) --
+
+    def first_turn_query(self, message: str) -> str | None:
+        """The retrieval query of a first turn wholly in the corpus language, or None to ask the
+        contextualize role. Such a turn has nothing to resolve or translate: by default the message is
+        searched as written, without a model call."""
+        return " ".join(message.split()) or None
+
+    def broadened_query(self, previous_query: str) -> str | None:
+        """A later retrieval round's query for such a turn written without a model call, or None (the
+        default) to ask the contextualize role for a different query."""
+        return None
+
 
 #: name -> "module:Class". Add a provider by adding a line here.
 PROVIDERS: dict[str, str] = {

@@ -25,7 +25,8 @@ from insurance_agent.models.roles import (
 )
 from insurance_agent.roles.base import ModelProvider
 from insurance_agent.roles.local.clarify import LocalClarifier
-from insurance_agent.roles.local.contextualize import LocalContextualizer
+from insurance_agent.lexical import broaden
+from insurance_agent.roles.local.contextualize import LocalContextualizer, with_expansion
 from insurance_agent.roles.local.generate import LocalGenerator
 from insurance_agent.roles.local.grade import LocalGrader
 from insurance_agent.roles.local.triage import LocalTriager
@@ -68,3 +69,10 @@ class LocalProvider(ModelProvider):
 
     def verify(self, request: VerifyRequest) -> VerifyResult:
         return self._verify(request)
+
+    def first_turn_query(self, message: str) -> str | None:
+        # Spoken forms put in the documents' written register, with the glossary's renderings.
+        return with_expansion(message)
+
+    def broadened_query(self, previous_query: str) -> str | None:
+        return broaden(previous_query)
