@@ -122,7 +122,8 @@ def _context(function_name: str) -> SimpleNamespace:
 
 
 def _invoke(self, function_name, qualifier, body, headers, response_headers):  # noqa: ANN001 - moto's signature
-    name = function_name.rsplit(":", 1)[-1] if function_name.startswith("arn:") else function_name
+    # A function ARN, qualified (…:function:NAME:ALIAS, as the state machine calls it) or not.
+    name = function_name.split(":")[6] if function_name.startswith("arn:") else function_name.split(":")[0]
     if _forward:
         return _invoke_remote(name, body, response_headers)
     handler = _handlers.get(name)

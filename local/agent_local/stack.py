@@ -26,6 +26,7 @@ from agent_local import moto_patches
 from agent_local.state import SNAPSHOT_NAME, StateFileError, keep_backup, read_snapshot, write_snapshot
 from agent_local.template import (
     REPO_ROOT,
+    function_alias,
     function_folder,
     load_template,
     parameter_defaults,
@@ -375,6 +376,11 @@ class LocalStack:
             if isinstance(value, dict) and "Fn::GetAtt" in value:
                 logical = value["Fn::GetAtt"][0]
                 values[key] = f"arn:aws:lambda:{REGION}:123456789012:function:{self.function_names[logical]}"
+            elif isinstance(value, dict) and str(value.get("Ref", "")).endswith(".Alias"):
+                # A function's published alias (AutoPublishAlias): the Task calls the qualified ARN.
+                logical = value["Ref"].removesuffix(".Alias")
+                alias = function_alias(self.template)
+                values[key] = f"arn:aws:lambda:{REGION}:123456789012:function:{self.function_names[logical]}:{alias}"
             elif isinstance(value, dict) and "Ref" in value and parameters and value["Ref"] in parameters:
                 values[key] = parameters[value["Ref"]]
             else:

@@ -52,6 +52,11 @@ def state_machine(template: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return name, resource
 
 
+def function_alias(template: dict[str, Any]) -> str:
+    """The alias every function publishes (Globals AutoPublishAlias), which the state machine calls."""
+    return template["Globals"]["Function"]["AutoPublishAlias"]
+
+
 def parse_overrides(items: list[str]) -> dict[str, str]:
     """SAM's `--parameter-overrides` forms: `Key=Value` or `ParameterKey=Key,ParameterValue=Value`."""
     out: dict[str, str] = {}

@@ -30,6 +30,8 @@ def _substituted(template) -> dict:
     for key, value in sm["Properties"]["DefinitionSubstitutions"].items():
         if "Fn::GetAtt" in value:
             values[key] = f"arn:aws:lambda:us-east-1:123456789012:function:{value['Fn::GetAtt'][0]}"
+        elif value["Ref"].endswith(".Alias"):
+            values[key] = f"arn:aws:lambda:us-east-1:123456789012:function:{value['Ref'].removesuffix('.Alias')}:live"
         else:
             values[key] = str(template["Parameters"][value["Ref"]]["Default"])
     return json.loads(re.sub(r"\$\{(\w+)\}", lambda m: values[m.group(1)], text))
@@ -45,8 +47,9 @@ def test_every_placeholder_is_substituted_and_every_substitution_is_used(templat
 def test_every_task_calls_a_function_of_the_template(template):
     functions = resources_of_type(template, "AWS::Serverless::Function")
     asl = _substituted(template)
-    called = {s["Resource"].rsplit(":", 1)[-1] for s in asl["States"].values() if s["Type"] == "Task"}
+    called = {s["Resource"].split(":")[6] for s in asl["States"].values() if s["Type"] == "Task"}
     assert called == set(functions)
+    assert {s["Resource"].split(":")[7] for s in asl["States"].values() if s["Type"] == "Task"} == {"live"}
     for name, function in functions.items():
         assert (function_folder(name, function) / "app.py").exists(), name
 
@@ -72,10 +75,15 @@ def test_every_task_retries_transient_errors_and_catches_everything():
             continue
         retried = {e for r in state["Retry"] for e in r["ErrorEquals"]}
         assert {"TransientError", "Lambda.ServiceException", "Lambda.TooManyRequestsException"} <= retried, name
-        assert state["Catch"][0]["ErrorEquals"] == ["States.ALL"], name
+        assert state["Catch"][-1]["ErrorEquals"] == ["States.ALL"], name
         # LoadMemory's state is still the raw input when it fails: it is shaped first (WrapLoadFailure).
         target = {"Escalate": "EscalateFallback", "LoadMemory": "WrapLoadFailure"}.get(name, "RecordSystemError")
-        assert state["Catch"][0]["Next"] == target
+        assert state["Catch"][-1]["Next"] == target
+        # A model node's guardrail refusal is a hand-off of a restricted topic, caught before the rest.
+        refused = [c for c in state["Catch"] if c["ErrorEquals"] == ["ModelRefusedError"]]
+        model_node = name in {"Triage", "Contextualize", "Grade", "Clarify", "Generate", "Verify"}
+        assert len(refused) == int(model_node) and (not refused or state["Catch"][0] is refused[0]), name
+    assert asl["States"]["RecordModelRefusal"]["Next"] == "SetRestrictedIntent"
 
 
 def test_state_machine_is_express_logged_and_traced(template):
@@ -98,11 +106,13 @@ def test_tables_have_ttl_pitr_and_encryption(template):
 
 
 def test_only_model_nodes_may_invoke_bedrock_and_only_state_nodes_get_tables(template):
-    model_nodes = {"TriageFunction", "ContextualizeFunction", "GradeFunction", "ClarifyFunction", "GenerateFunction", "VerifyFunction"}
+    small = {"TriageFunction", "ContextualizeFunction", "GradeFunction", "VerifyFunction"}
+    main = {"ClarifyFunction", "GenerateFunction"}
     for name, function in resources_of_type(template, "AWS::Serverless::Function").items():
         policies = json.dumps(function["Properties"].get("Policies", []))
-        assert ("bedrock:InvokeModel" in policies) == (name in model_nodes), name
-        assert "foundation-model/*" not in policies
+        assert "bedrock:" not in policies, name  # only through the model's own managed policy
+        assert ("SmallModelInvokePolicy" in policies) == (name in small), name
+        assert ("MainModelInvokePolicy" in policies) == (name in main), name
         touches_threads = "ThreadsTable" in policies
         assert touches_threads == (name in {"LoadMemoryFunction", "EscalateFunction", "WriteMemoryFunction"}), name
 
@@ -134,3 +144,38 @@ def test_sam_validate_lint_passes():
     result = subprocess.run([sam, "validate", "--lint", "--template", str(REPO_ROOT / "template.yaml")],
                             capture_output=True, text=True, env=env, cwd=REPO_ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_model_policies_grant_the_configured_models_only_through_their_profile(template):
+    for kind in ("Small", "Main"):
+        policy = template["Resources"][f"{kind}ModelInvokePolicy"]
+        assert policy["Condition"] == "IsBedrockProvider"
+        text = json.dumps(policy["Properties"]["PolicyDocument"])
+        assert f"${{{kind}ModelId}}" in text and "foundation-model/*" not in text and '"*"' not in text
+        routed = policy["Properties"]["PolicyDocument"]["Statement"][1]["Fn::If"][1]
+        # Every Region the profile routes to, but only for requests made through that profile.
+        assert routed["Resource"][0]["Fn::Sub"].startswith("arn:${AWS::Partition}:bedrock:*::foundation-model/")
+        assert "bedrock:InferenceProfileArn" in routed["Condition"]["StringEquals"]
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["SMALL_MODEL_ID"]["Fn::If"][1] == {"Fn::Sub": "${InferenceProfileScope}.${SmallModelId}"}
+
+
+def test_every_function_and_the_state_machine_publish_an_alias_that_the_graph_calls(template):
+    assert template["Globals"]["Function"]["AutoPublishAlias"] == "live"
+    _, sm = state_machine(template)
+    assert sm["Properties"]["AutoPublishAlias"] == "live"
+    functions = resources_of_type(template, "AWS::Serverless::Function")
+    targets = {value["Ref"] for value in sm["Properties"]["DefinitionSubstitutions"].values()
+               if isinstance(value, dict) and str(value.get("Ref", "")).endswith(".Alias")}
+    assert targets == {f"{name}.Alias" for name in functions}
+    assert template["Outputs"]["TurnStateMachineAliasArn"]["Value"] == {"Ref": "TurnStateMachineAliaslive"}
+
+
+def test_every_task_retries_lambdas_transient_errors_with_jitter():
+    definition = json.loads(ASL_PATH.read_text(encoding="utf-8"))
+    tasks = {name: state for name, state in definition["States"].items() if state["Type"] == "Task"}
+    assert len(tasks) == 11
+    for name, task in tasks.items():
+        (retry,) = task["Retry"]
+        assert "Lambda.ClientExecutionTimeoutException" in retry["ErrorEquals"], name
+        assert retry["JitterStrategy"] == "FULL", name
