@@ -50,6 +50,9 @@ class ModelSettings(BaseModel):
     connect_timeout_seconds: float = 5.0
     max_attempts: int = Field(default=3, ge=1)
     max_output_tokens: int = 1024
+    # A Bedrock Guardrail applied to every call (GuardrailId / GuardrailVersion); None for none.
+    guardrail_id: str | None = None
+    guardrail_version: str = "1"
 
 
 class PolicySettings(BaseModel):
@@ -149,6 +152,8 @@ def _from_environment() -> Settings:
             small_model_id=_env("SMALL_MODEL_ID", ""),
             main_model_id=_env("MAIN_MODEL_ID", ""),
             bedrock_region=_env("BEDROCK_REGION"),
+            guardrail_id=_env("BEDROCK_GUARDRAIL_ID") or None,
+            guardrail_version=_env("BEDROCK_GUARDRAIL_VERSION", "1") or "1",
             timeout_seconds=_float("MODEL_TIMEOUT_SECONDS", 20.0),
             connect_timeout_seconds=_float("MODEL_CONNECT_TIMEOUT_SECONDS", 5.0),
             max_attempts=_int("MODEL_MAX_ATTEMPTS", 3),

@@ -43,6 +43,13 @@ class IndexMissingError(ConfigurationError):
     code = "index_missing"
 
 
+class ModelRefusedError(AgentError):
+    """The model service's guardrail or content filter stopped the call. Not a fault: the ASL catches it
+    on every model node and hands the turn to a person as a restricted topic (restricted_intent)."""
+
+    code = "model_refused"
+
+
 class ModelOutputError(AgentError):
     """A model returned output that does not fit its schema after the allowed attempts."""
 

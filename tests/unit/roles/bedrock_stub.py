@@ -18,8 +18,9 @@ from insurance_agent.config import ModelSettings, PolicySettings, Settings
 from insurance_agent.roles.bedrock import BedrockProvider
 
 REGION = "eu-central-1"
-SMALL = "anthropic.claude-3-5-haiku-20241022-v1:0"
-MAIN = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+# The template's defaults as deployed: the models through the global cross-Region inference profile.
+SMALL = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
+MAIN = "global.anthropic.claude-sonnet-4-6"
 
 
 class StubbedBedrock:
@@ -41,7 +42,7 @@ class StubbedBedrock:
         self.stubber.activate()
         self._calls = 0
 
-    def provider(self, *, max_attempts: int = 3, **policy: Any) -> BedrockProvider:
+    def provider(self, *, max_attempts: int = 3, guardrail_id: str | None = None, **policy: Any) -> BedrockProvider:
         settings = Settings(
             models=ModelSettings(
                 provider="bedrock",
@@ -49,6 +50,8 @@ class StubbedBedrock:
                 main_model_id=MAIN,
                 bedrock_region=REGION,
                 max_attempts=max_attempts,
+                guardrail_id=guardrail_id,
+                guardrail_version="4",
             ),
             policy=PolicySettings(**policy),
         )

@@ -9,7 +9,7 @@ import pytest
 from bedrock_stub import MAIN, SMALL, StubbedBedrock, block_data, system_text, texts, tool_properties, tool_spec
 from botocore.exceptions import ClientError
 from insurance_agent import deadline
-from insurance_agent.errors import ModelOutputError, TransientError
+from insurance_agent.errors import ModelRefusedError, ModelOutputError, TransientError
 from insurance_agent.models.roles import (
     Calculation,
     CalculationOperand,
@@ -429,9 +429,7 @@ def test_malformed_twice_is_a_model_output_error(bedrock, body_chunk):
 
 
 @pytest.mark.parametrize(
-    "reply",
-    [("I'm sorry, I can't help with that.", "end_turn"), ("", "end_turn"), ("blocked", "guardrail_intervened")],
-    ids=["prose-refusal", "empty", "guardrail"],
+    "reply", [("I'm sorry, I can't help with that.", "end_turn"), ("", "end_turn")], ids=["prose-refusal", "empty"],
 )
 def test_refused_or_empty_answer(bedrock, body_chunk, reply):
     provider = bedrock.provider()
@@ -444,6 +442,29 @@ def test_refused_or_empty_answer(bedrock, body_chunk, reply):
     bedrock.text(*reply)
     with pytest.raises(ModelOutputError):
         provider.grade(GradeRequest(query="q", chunks=[body_chunk]))
+
+
+@pytest.mark.parametrize("stop", ["guardrail_intervened", "content_filtered"])
+def test_a_guardrail_stop_is_a_refusal_of_the_model_service_for_every_role(bedrock, body_chunk, stop):
+    # Not a fault (system_error) and not the model's own "cannot answer": the ASL hands the turn over.
+    provider = bedrock.provider()
+    bedrock.text("Sorry, the model cannot answer this question.", stop)
+    with pytest.raises(ModelRefusedError):
+        provider.generate(GenerateRequest(route=Intent.KNOWLEDGE, message="q", query="q", chunks=[body_chunk]))
+    bedrock.text("blocked", stop)
+    with pytest.raises(ModelRefusedError):
+        provider.triage(TriageRequest(message="سلام"))
+    assert len(bedrock.requests) == 2  # a refusal is neither corrected nor retried
+
+
+def test_the_configured_guardrail_goes_with_every_call(bedrock):
+    bedrock.tool("TriageDecision", {"intent": "chitchat", "restricted": False, "frustration": False})
+    bedrock.provider(guardrail_id="gr-123").triage(TriageRequest(message="سلام"))
+    bedrock.tool("TriageDecision", {"intent": "chitchat", "restricted": False, "frustration": False})
+    bedrock.provider().triage(TriageRequest(message="سلام"))
+    assert bedrock.requests[0]["guardrailConfig"] == {"guardrailIdentifier": "gr-123", "guardrailVersion": "4",
+                                                      "trace": "disabled"}
+    assert "guardrailConfig" not in bedrock.requests[1]
 
 
 def test_generate_that_says_the_evidence_does_not_answer(bedrock, body_chunk):

@@ -70,7 +70,10 @@ def run(state: TurnState) -> TurnState:
     reason = _reason(state)
     if state.error:
         error_type = state.error.get("type") or state.error.get("Error")
-        logger.error("node failed; escalating", extra={"error_type": error_type})
+        if error_type == "ModelRefusedError":
+            logger.warning("the model service's guardrail refused; escalating", extra={"error_type": error_type})
+        else:
+            logger.error("node failed; escalating", extra={"error_type": error_type})
         if error_type in CONFIGURATION_ERRORS:
             # A deployment mistake (e.g. no chunk collection), not a miss: its own metric and alarm.
             metrics.add_metric(name="ConfigurationError", unit="Count", value=1)

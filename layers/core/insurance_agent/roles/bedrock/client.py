@@ -7,8 +7,10 @@
   `max_attempts` attempts in all; then TransientError. Other client errors propagate unchanged.
 - Output that does not fit the tool schema gets one corrective turn (the validation error is sent
   back as the tool result); a second failure is ModelOutputError.
-- No tool call at all (an empty answer, a refusal in prose, a guardrail or content filter stop)
-  returns None: the role decides what a refusal means.
+- A guardrail intervention or content filter stop raises ModelRefusedError, whatever the role:
+  the ASL hands such a turn to a person (restricted_intent), it is not a fault.
+- Any other answer without a tool call (empty, or a refusal in prose) returns None: the role
+  decides what it means.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pydantic import BaseModel
 
 from insurance_agent import deadline, invocations
 from insurance_agent.config import ModelSettings, get_settings
-from insurance_agent.errors import ConfigurationError, ModelOutputError, TransientError
+from insurance_agent.errors import ConfigurationError, ModelOutputError, ModelRefusedError, TransientError
 from insurance_agent.observability import logger, metrics
 
 W = TypeVar("W", bound=BaseModel)
@@ -109,6 +111,10 @@ class StructuredCaller:
         if model_id not in self._chat_models:
             from langchain_aws import ChatBedrockConverse
 
+            guardrail = None
+            if self.settings.guardrail_id:
+                guardrail = {"guardrailIdentifier": self.settings.guardrail_id,
+                             "guardrailVersion": self.settings.guardrail_version, "trace": "disabled"}
             self._chat_models[model_id] = ChatBedrockConverse(
                 model=model_id,
                 client=self.client,
@@ -116,6 +122,7 @@ class StructuredCaller:
                 temperature=0.0,
                 max_tokens=self.settings.max_output_tokens,
                 disable_streaming=True,  # one Converse call per role: nothing to stream to
+                guardrail_config=guardrail,
             )
         return self._chat_models[model_id]
 
@@ -138,7 +145,11 @@ class StructuredCaller:
             if parsed is not None and error is None:
                 return parsed
             stop = (raw.response_metadata or {}).get("stopReason")
-            if not raw.tool_calls or stop in REFUSAL_STOPS:
+            if stop in REFUSAL_STOPS:
+                logger.warning("the model service refused the call", extra={"role": role, "stop_reason": stop})
+                metrics.add_metric(name="ModelRefusals", unit="Count", value=1)
+                raise ModelRefusedError(f"{role}: {stop}")
+            if not raw.tool_calls:
                 logger.warning("model returned no tool call", extra={"role": role, "stop_reason": stop})
                 return None
             problem = str(error) if error is not None else f"the tool call did not match {schema.__name__}"
