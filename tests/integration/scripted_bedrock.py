@@ -21,8 +21,9 @@ from botocore.config import Config
 from botocore.stub import Stubber
 
 REGION = "eu-central-1"
-SMALL = "anthropic.claude-3-5-haiku-20241022-v1:0"
-MAIN = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+# The template's defaults as deployed: the models through the global cross-Region inference profile.
+SMALL = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
+MAIN = "global.anthropic.claude-sonnet-4-6"
 
 # A behaviour answers one request: tool arguments (dict), or one of the markers below.
 Behaviour = dict[str, Any] | Callable[[dict[str, Any]], Any] | tuple
