@@ -112,6 +112,7 @@ def recorded_digest(lock: Path) -> str | None:
 def stale() -> list[str]:
     """The locks whose recorded inputs hash differs from their inputs now."""
     locks = [(DEV_LOCK, dev_inputs)] + [(d.lock, lambda d=d: deployable_inputs(d)) for d in DEPLOYABLES]
+    # Every deployable's inputs include the development lock: without it, all are to be written.
     if not (ROOT / DEV_LOCK).exists():
         return [path for path, _ in locks]
     return [path for path, inputs in locks if recorded_digest(ROOT / path) != digest(inputs())]
@@ -173,9 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="only report stale locks (exit 1 when any)")
     args = parser.parse_args(argv)
     if args.check:
-        for path in stale():
+        paths = stale()
+        for path in paths:
             print(f"stale: {path} (run `make lock`)")
-        return 1 if stale() else 0
+        return 1 if paths else 0
     lock_dev(args.upgrade)
     for deployable in DEPLOYABLES:
         lock_deployable(deployable, args.upgrade)
