@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo  - build .venv, ingest the sample corpus, run the demo conversation on the embedded stack
 #   make test  - build .venv and run every test
+#   make lock  - resolve the pinned versions again after changing a requirement (needs the package index)
 # Also: make lint (ruff), make validate (cfn-lint), make bench (the fast benchmarks), make serve.
 # The first interpreter that really runs (a pyenv shim may exist without a selected version).
 PYTHON ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12 python3.11 python3; do \
@@ -15,7 +16,7 @@ DEMO_HOME ?= $(AGENT_HOME)/demo
 CORPUS := $(shell find samples/corpus -type f)
 PORT ?= 8723
 
-.PHONY: venv demo test lint validate bench serve clean sam-build package-sizes lambda-up lambda-down test-lambda bench-law
+.PHONY: venv lock demo test lint validate bench serve clean sam-build package-sizes lambda-up lambda-down test-lambda bench-law
 
 # The container tier (docs/packaging.md). `sam build` wants a python3.12 on PATH: the first one found.
 PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do \
@@ -23,13 +24,22 @@ PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12
 SAM_PATH = $(dir $(PY312)):$(CURDIR)/$(BIN):$(PATH)
 SAM := env PATH="$(SAM_PATH)" SAM_CLI_TELEMETRY=0 $(CURDIR)/$(BIN)/sam
 
-$(BIN)/agent: pyproject.toml
+# The `agent` command's own packages are the `local` extra; every version is the development lock's.
+$(BIN)/agent: pyproject.toml requirements-dev.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[local,dev]' -c requirements-dev.lock
 	touch $(BIN)/agent
 
 venv: $(BIN)/agent
+
+# Resolve every lock again after a requirement changed (docs/packaging.md, "Reproducible builds"):
+# requirements-dev.lock from pyproject.toml, then layers/*/ and containers/*/requirements.lock for
+# Lambda's platform. Needs the package index; builds then install exactly these pins.
+# `make lock UPGRADE=1` moves every pin to the newest allowed version.
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python tools/lock.py $(if $(UPGRADE),--upgrade)
 
 # The corpus is embedded again only when it (or the installed code) changed.
 $(DEMO_HOME)/qdrant/.ingested: $(BIN)/agent $(CORPUS)

@@ -4,6 +4,7 @@
 #   models/  model folders, from $RETRIEVE_MODELS_DIR when set (retrieve)
 #   index/   an embedded Qdrant store, from $RETRIEVE_INDEX_DIR when set (retrieve, local runs only)
 # Nothing is downloaded inside `docker build`: the container network reaches no registry.
+# Every package is pinned by containers/NODE/requirements.lock (`make lock`).
 #   usage: containers/stage.sh NODE...      (PYTHON: a python3.12 with pip)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,12 +17,15 @@ for node in "$@"; do
 	spec=containers/$node
 	out=build/$node-image
 	[ -f "$spec/requirements.txt" ] || { echo "stage: no $spec/requirements.txt" >&2; exit 1; }
-	stamp=$(cat "$spec"/requirements.txt "$spec"/pure-requirements.txt 2>/dev/null | sha256sum | cut -c1-16)
+	[ -f "$spec/requirements.lock" ] || { echo "stage: no $spec/requirements.lock (make lock)" >&2; exit 1; }
+	# A new lock stages again even when the requirement files are unchanged.
+	stamp=$(cat "$spec"/requirements.txt "$spec"/pure-requirements.txt "$spec"/requirements.lock 2>/dev/null \
+		| sha256sum | cut -c1-16)
 	if [ "$(cat "$out/python/.stamp" 2>/dev/null)" != "$stamp" ]; then
 		rm -rf "$out/python" && mkdir -p "$out/python"
-		"${PIP[@]}" --target "$out/python" "${PLATFORM[@]}" -r "$spec/requirements.txt"
+		"${PIP[@]}" --target "$out/python" "${PLATFORM[@]}" -c "$spec/requirements.lock" -r "$spec/requirements.txt"
 		if [ -f "$spec/pure-requirements.txt" ]; then
-			"${PIP[@]}" --target "$out/python" --no-deps -r "$spec/pure-requirements.txt"
+			"${PIP[@]}" --target "$out/python" --no-deps -c "$spec/requirements.lock" -r "$spec/pure-requirements.txt"
 		fi
 		rm -rf "$out/python/bin"
 		echo "$stamp" >"$out/python/.stamp"
