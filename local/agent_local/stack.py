@@ -30,6 +30,7 @@ from agent_local.template import (
     function_folder,
     load_template,
     parameter_defaults,
+    resolve,
     resources_of_type,
     state_machine,
     validate_overrides,
@@ -256,16 +257,9 @@ class LocalStack:
 
     # -- resources -----------------------------------------------------------------------------
     def _resolve(self, value: Any) -> Any:
-        if isinstance(value, dict) and "Ref" in value:
-            ref = value["Ref"]
-            if ref in self.parameters:
-                return self.parameters[ref]
-            if ref in self.table_names:
-                return self.table_names[ref]
-            return ref
-        if isinstance(value, dict):
-            return None  # conditions and other intrinsics do not affect the local environment
-        return str(value)
+        if isinstance(value, dict) and value.get("Ref") in self.table_names:
+            return self.table_names[value["Ref"]]
+        return resolve(self.template, self.parameters, value)
 
     def _set_environment(self) -> None:
         """Give the in-process handlers the environment the template gives the functions.

@@ -52,6 +52,40 @@ def state_machine(template: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return name, resource
 
 
+def resolve(template: dict[str, Any], parameters: dict[str, str], value: Any) -> str | None:
+    """A template value as CloudFormation would resolve it from `parameters`: Ref, Fn::Sub (of
+    parameters), Fn::If over the template's Conditions (Equals, Not, And, Or). None for AWS::NoValue
+    and for anything else (resource attributes and other intrinsics stay unresolved)."""
+    if not isinstance(value, dict):
+        return str(value)
+    if "Ref" in value:
+        if value["Ref"] == "AWS::NoValue":
+            return None
+        return str(parameters.get(value["Ref"], value["Ref"]))
+    if "Fn::Sub" in value and isinstance(value["Fn::Sub"], str):
+        return re.sub(r"\$\{([\w:]+)\}", lambda m: str(parameters.get(m.group(1), m.group(0))), value["Fn::Sub"])
+    if "Fn::If" in value:
+        condition, if_true, if_false = value["Fn::If"]
+        return resolve(template, parameters, if_true if _holds(template, parameters, condition) else if_false)
+    return None
+
+
+def _holds(template: dict[str, Any], parameters: dict[str, str], condition: str | dict[str, Any]) -> bool:
+    expression = template["Conditions"][condition] if isinstance(condition, str) else condition
+    if "Condition" in expression:
+        return _holds(template, parameters, expression["Condition"])
+    if "Fn::Equals" in expression:
+        left, right = (resolve(template, parameters, side) for side in expression["Fn::Equals"])
+        return left == right
+    if "Fn::Not" in expression:
+        return not _holds(template, parameters, expression["Fn::Not"][0])
+    if "Fn::And" in expression:
+        return all(_holds(template, parameters, part) for part in expression["Fn::And"])
+    if "Fn::Or" in expression:
+        return any(_holds(template, parameters, part) for part in expression["Fn::Or"])
+    raise ValueError(f"condition {condition!r} uses a function the local stack does not evaluate")
+
+
 def function_alias(template: dict[str, Any]) -> str:
     """The alias every function publishes (Globals AutoPublishAlias), which the state machine calls."""
     return template["Globals"]["Function"]["AutoPublishAlias"]

@@ -98,3 +98,16 @@ def test_budget_overrides_reach_the_state_machine_definition(tmp_path):
 
     assert "\"max_llm_calls.$\": \"States.StringToJson('8')\"" in definition()
     assert "\"max_llm_calls.$\": \"States.StringToJson('5')\"" in definition(parameters={"MaxLlmCalls": "5"})
+
+
+def test_conditional_values_resolve_as_cloudformation_would(environment, tmp_path):
+    # SMALL_MODEL_ID is `!If [UsesInferenceProfile, !Sub "${InferenceProfileScope}.${SmallModelId}", ...]`.
+    settings = configure(tmp_path, parameters={"ModelProvider": "bedrock", "InferenceProfileScope": "eu"})
+    assert settings.models.small_model_id == "eu.anthropic.claude-haiku-4-5-20251001-v1:0"
+    assert settings.models.main_model_id == "eu.anthropic.claude-sonnet-4-6"
+    settings = configure(tmp_path, parameters={"ModelProvider": "bedrock", "InferenceProfileScope": "none"})
+    assert settings.models.small_model_id == "anthropic.claude-haiku-4-5-20251001-v1:0"
+    # An `AWS::NoValue` branch sets nothing (no Bedrock endpoint of the local runs on AWS's defaults).
+    assert "AWS_ENDPOINT_URL_BEDROCK_RUNTIME" not in environment
+    configure(tmp_path, parameters={"LocalBedrockEndpointUrl": "http://127.0.0.1:4567"})
+    assert environment["AWS_ENDPOINT_URL_BEDROCK_RUNTIME"] == "http://127.0.0.1:4567"
