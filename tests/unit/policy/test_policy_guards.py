@@ -83,3 +83,28 @@ def test_claim_numbers_must_be_in_the_chunks_that_claim_cites():
     )
     violations = check_draft(draft, [PREMIUM, LIMIT])
     assert len(violations) == 1 and "300000000" in violations[0] and "claim" in violations[0]
+
+
+def test_the_answer_is_written_in_the_language_of_the_question():
+    from insurance_agent.models.chunks import RetrievedChunk
+
+    persian = RetrievedChunk(chunk_id="h#1", file_id="h", title="بیمه تکمیلی درمان", tenant_id="t",
+                             text="دوره انتظار زایمان ۲۷۰ روز است.")
+    english = RetrievedChunk(chunk_id="t#1", file_id="t", title="Travel insurance", tenant_id="t",
+                             text="All three plans meet the Schengen visa requirements.")
+    def draft(answer, chunk):
+        return GenerateResult(answer=answer, claims=[Claim(text=answer, chunk_ids=[chunk.chunk_id])],
+                              citations=[chunk.chunk_id], answered=True, confidence=0.9)
+
+    wrong = "The waiting period for childbirth is 270 days under this policy."
+    assert any("language" in v for v in check_draft(draft(wrong, persian), [persian], language="fa"))
+    assert check_draft(draft(wrong, persian), [persian]) == []  # without a language, not checked
+    # A Persian answer naming an English product, and an English answer quoting a Persian document.
+    assert check_draft(draft("طبق بیمه‌نامه Schengen Plus دوره انتظار زایمان ۲۷۰ روز است.", persian), [persian],
+                       language="fa") == []
+    assert check_draft(draft("According to «بیمه تکمیلی درمان»: دوره انتظار زایمان ۲۷۰ روز است.", persian),
+                       [persian], language="en") == []
+    assert check_draft(draft("According to Travel insurance: all three plans meet the Schengen visa requirements.",
+                             english), [english], language="en") == []
+    persian_reply = "همه طرح‌های این بیمه‌نامه شرایط ویزای شینگن را دارند."
+    assert any("language" in v for v in check_draft(draft(persian_reply, english), [english], language="en"))

@@ -54,7 +54,7 @@ def run(state: TurnState) -> TurnState:
     violations: list[str] = []
     if result.answered:
         result = apply_calculations(result, chunks, turn.message, state.language)
-        violations = check_draft(result, chunks, calculator_results=result.calculations)
+        violations = check_draft(result, chunks, calculator_results=result.calculations, language=state.language)
     save(state, draft={"result": result.model_dump(), "violations": violations})
     state.generate.answered = result.answered and bool(result.answer.strip())
     state.generate.confidence = result.confidence

@@ -8,6 +8,9 @@
   operand is not in the chunk it cites failed, and a failed calculation is a violation.
 - No sentence of the answer reads as instructions addressed to the assistant (policy/untrusted.py):
   documents are data, and such text in a draft means a document steered the model.
+- The answer is written in the language of the user's turn: what it says in its own words (the
+  words its cited chunks do not contain) is mostly in that language's script. A verbatim quote of a
+  document in the other language is not the answer's own language.
 """
 
 from __future__ import annotations
@@ -18,7 +21,11 @@ from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Calculation, GenerateResult
 from insurance_agent.policy.money import calculation_violations
 from insurance_agent.policy.untrusted import instruction_sentences
-from insurance_agent.text import numbers_in
+from insurance_agent.text import numbers_in, tokens
+
+# Letters of its own words past which an answer in the other script is in the wrong language (a
+# product name or a short term of the other language is not).
+WRONG_SCRIPT_MIN_LETTERS = 12
 
 
 def citation_guard(cited_ids: Iterable[str], retrieved_ids: Iterable[str]) -> list[str]:
@@ -57,8 +64,32 @@ def number_guard(
     return sorted(numbers_in(answer) - allowed)
 
 
+def _script(word: str) -> str | None:
+    if any("\u0600" <= ch <= "\u06ff" for ch in word):
+        return "fa"
+    return "en" if any(ch.isascii() and ch.isalpha() for ch in word) else None
+
+
+def language_guard(answer: str, cited_chunks: Iterable[RetrievedChunk], language: str) -> bool:
+    """True when the answer's own words (those of no cited chunk) in the other language's script
+    outweigh everything it writes in the turn's language."""
+    quoted = {word for chunk in cited_chunks for word in tokens(f"{chunk.title} {chunk.text}")}
+    other = "en" if language == "fa" else "fa"
+    own_other = written = 0
+    for word in tokens(answer):
+        script = _script(word)
+        if script == language:
+            written += sum(ch.isalpha() for ch in word)
+        elif script == other and word not in quoted:
+            own_other += sum(ch.isalpha() for ch in word)
+    return own_other >= WRONG_SCRIPT_MIN_LETTERS and own_other > written
+
+
 def check_draft(
-    result: GenerateResult, chunks: Iterable[RetrievedChunk], calculator_results: Iterable[object] = ()
+    result: GenerateResult,
+    chunks: Iterable[RetrievedChunk],
+    calculator_results: Iterable[object] = (),
+    language: str | None = None,
 ) -> list[str]:
     """Human-readable violations of the citation and number guards by a drafted answer (empty when clean).
 
@@ -67,7 +98,8 @@ def check_draft(
     per-claim ids) was retrieved; an answer that claims to answer from evidence cites something;
     every calculation succeeded (its operands are in the chunks they cite) and no placeholder is
     left without a result; every number of the answer is in a cited chunk or a calculator result;
-    every number of a claim is in one of the chunks that claim cites or a calculator result.
+    every number of a claim is in one of the chunks that claim cites or a calculator result; with
+    `language` (the turn's), the answer is written in it.
     """
     chunks = list(chunks)
     by_id = {chunk.chunk_id: chunk for chunk in chunks}
@@ -87,6 +119,8 @@ def check_draft(
 
     if result.answered and instruction_sentences(result.answer):
         violations.append("the answer repeats instruction-like text from a document")
+    if language and result.answered and language_guard(result.answer, cited_chunks, language):
+        violations.append(f"the answer is not written in the language of the question ({language})")
 
     reported = set(unsupported)
     for claim in result.claims:
