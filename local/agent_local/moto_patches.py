@@ -75,9 +75,28 @@ def _invoke_remote(name: str, body: bytes, response_headers: dict[str, str]) -> 
     except Exception as error:  # noqa: BLE001 - the endpoint itself failed: the Lambda service's error
         response_headers["x-amz-function-error"] = "Unhandled"
         return json.dumps({"errorType": "Lambda.ServiceException", "errorMessage": f"{type(error).__name__}: {error}"[:500]}).encode()
-    if response.get("FunctionError"):
-        response_headers["x-amz-function-error"] = response["FunctionError"]
-    return response["Payload"].read()
+    payload = response["Payload"].read()
+    error = response.get("FunctionError") or _runtime_error(payload)
+    if error:
+        response_headers["x-amz-function-error"] = error
+    return payload
+
+
+# What the runtime client posts for an exception in the handler. The Lambda service marks such a
+# response with X-Amz-Function-Error; SAM's emulator does so only for an error object of at most
+# these keys minus requestId, which current awslambdaric adds, so the ASL saw a failed node as a
+# success and passed the error object on as the next state.
+_RUNTIME_ERROR_KEYS = frozenset({"errorMessage", "errorType", "stackTrace", "requestId", "cause"})
+
+
+def _runtime_error(payload: bytes) -> str | None:
+    try:
+        value = json.loads(payload or b"null")
+    except ValueError:
+        return None
+    if isinstance(value, dict) and {"errorMessage", "errorType"} <= value.keys() <= _RUNTIME_ERROR_KEYS:
+        return "Unhandled"
+    return None
 
 
 def on_execution_done(listener: Callable[[str, list[dict[str, Any]]], None]) -> None:
