@@ -90,8 +90,12 @@ lambda-down:
 
 # Every function in its own container: events/ through `sam local invoke`, then the demo conversation
 # through the real ASL with each Task sent to `sam local start-lambda`, checked against the in-process run.
+# MODEL_PROVIDER=bedrock: every function as packaged for Bedrock, the model a Bedrock Runtime endpoint on
+# this machine, plus the model faults (docs/resilience.md). TIER_ARGS=--skip-build reuses the last build.
+MODEL_PROVIDER ?= local
 test-lambda: venv lambda-up
-	env PATH="$(SAM_PATH)" PY312=$(PY312) SAM_CLI_TELEMETRY=0 $(BIN)/python -m agent_local.lambda_tier test
+	env PATH="$(SAM_PATH)" PY312=$(PY312) SAM_CLI_TELEMETRY=0 $(BIN)/python -m agent_local.lambda_tier test \
+		--provider $(MODEL_PROVIDER) $(TIER_ARGS)
 
 # Only what the demo and the tests made: your own threads and documents in $(AGENT_HOME) stay.
 clean:

