@@ -30,6 +30,7 @@ from agent_local.template import (
     function_folder,
     load_template,
     parameter_defaults,
+    referenced_parameters,
     resolve,
     resources_of_type,
     state_machine,
@@ -272,7 +273,7 @@ class LocalStack:
             name: f"agent-{self.parameters['Stage']}-{name.removesuffix('Table').lower()}"
             for name in resources_of_type(self.template, "AWS::DynamoDB::Table")
         }
-        template_env: dict[str, tuple[str, str | None]] = {}  # variable -> (value, parameter it refers to)
+        template_env: dict[str, tuple[str, set[str]]] = {}  # variable -> (value, parameters it depends on)
         global_env = self.template["Globals"]["Function"]["Environment"]["Variables"]
         functions = resources_of_type(self.template, "AWS::Serverless::Function")
         for variables in [global_env] + [
@@ -281,14 +282,13 @@ class LocalStack:
             for key, value in variables.items():
                 resolved = self._resolve(value)
                 if resolved is not None:
-                    parameter = value["Ref"] if isinstance(value, dict) and "Ref" in value else None
-                    template_env[key] = (resolved, parameter)
-        template_env["AGENT_QDRANT_PATH"] = (str(self.home / "qdrant"), None)
-        template_env["AGENT_LOG_FILE"] = (str(self.home / "logs" / "agent.log"), None)
-        template_env["HF_HUB_OFFLINE"] = ("1", None)
+                    template_env[key] = (resolved, referenced_parameters(self.template, value))
+        template_env["AGENT_QDRANT_PATH"] = (str(self.home / "qdrant"), set())
+        template_env["AGENT_LOG_FILE"] = (str(self.home / "logs" / "agent.log"), set())
+        template_env["HF_HUB_OFFLINE"] = ("1", set())
         env: dict[str, str] = {}
-        for key, (value, parameter) in template_env.items():
-            if key not in STACK_OWNED and parameter not in self.overrides and self._user_setting(key):
+        for key, (value, parameters) in template_env.items():
+            if key not in STACK_OWNED and not parameters & self.overrides.keys() and self._user_setting(key):
                 continue
             env[key] = value
         env |= {

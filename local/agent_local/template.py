@@ -70,6 +70,31 @@ def resolve(template: dict[str, Any], parameters: dict[str, str], value: Any) ->
     return None
 
 
+def referenced_parameters(template: dict[str, Any], value: Any) -> set[str]:
+    """The parameters a template value depends on: its Refs, its Fn::Sub names and its conditions' Refs."""
+    found: set[str] = set()
+    parameters = template.get("Parameters", {})
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "Ref" in node and node["Ref"] in parameters:
+                found.add(node["Ref"])
+            if isinstance(node.get("Fn::Sub"), str):
+                found.update(name for name in re.findall(r"\$\{([\w:]+)\}", node["Fn::Sub"]) if name in parameters)
+            if isinstance(node.get("Fn::If"), list) and isinstance(node["Fn::If"][0], str):
+                walk(template["Conditions"][node["Fn::If"][0]])
+            if isinstance(node.get("Condition"), str):
+                walk(template["Conditions"][node["Condition"]])
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(value)
+    return found
+
+
 def _holds(template: dict[str, Any], parameters: dict[str, str], condition: str | dict[str, Any]) -> bool:
     expression = template["Conditions"][condition] if isinstance(condition, str) else condition
     if "Condition" in expression:

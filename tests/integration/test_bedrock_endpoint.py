@@ -28,12 +28,13 @@ def endpoint():
         yield running
 
 
-def _provider(endpoint: BedrockEndpoint, attempts: int = 2) -> BedrockProvider:
+def _provider(endpoint: BedrockEndpoint, attempts: int = 2, timeout: float = 120) -> BedrockProvider:
+    # The offline decisions behind the endpoint take seconds on a loaded machine: only the slow case times out.
     client = boto3.client("bedrock-runtime", region_name=REGION, endpoint_url=endpoint.urls()[0],
                           aws_access_key_id="testing", aws_secret_access_key="testing",
-                          config=Config(retries={"total_max_attempts": 1}, read_timeout=5))
+                          config=Config(retries={"total_max_attempts": 1}, read_timeout=timeout))
     settings = Settings(models=ModelSettings(provider="bedrock", small_model_id=SMALL, main_model_id=MAIN,
-                                             bedrock_region=REGION, max_attempts=attempts, timeout_seconds=5))
+                                             bedrock_region=REGION, max_attempts=attempts, timeout_seconds=timeout))
     return BedrockProvider(client=client, settings=settings, sleep=lambda seconds: None)
 
 
@@ -92,7 +93,7 @@ def test_wrong_drafts_carry_what_the_guards_must_catch(endpoint):
 
 
 def test_a_slow_answer_times_the_client_out(endpoint):
-    endpoint.state.add_fault("TriageDecision", Fault("slow", times=1, seconds=6.5))
-    provider = _provider(endpoint, attempts=1)
+    endpoint.state.add_fault("TriageDecision", Fault("slow", times=1, seconds=4))
+    provider = _provider(endpoint, attempts=1, timeout=1)
     with pytest.raises(TransientError):
         provider.triage(TriageRequest(message=QUESTION))

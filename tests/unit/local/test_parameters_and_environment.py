@@ -111,3 +111,10 @@ def test_conditional_values_resolve_as_cloudformation_would(environment, tmp_pat
     assert "AWS_ENDPOINT_URL_BEDROCK_RUNTIME" not in environment
     configure(tmp_path, parameters={"LocalBedrockEndpointUrl": "http://127.0.0.1:4567"})
     assert environment["AWS_ENDPOINT_URL_BEDROCK_RUNTIME"] == "http://127.0.0.1:4567"
+
+
+def test_an_override_of_a_parameter_a_computed_value_uses_wins_over_the_environment(environment, tmp_path):
+    environment["SMALL_MODEL_ID"] = "user.chosen-model"
+    assert configure(tmp_path).models.small_model_id == "user.chosen-model"
+    settings = configure(tmp_path, parameters={"InferenceProfileScope": "us"})
+    assert settings.models.small_model_id == "us.anthropic.claude-haiku-4-5-20251001-v1:0"
