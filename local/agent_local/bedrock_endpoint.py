@@ -100,7 +100,7 @@ def _system(request: dict[str, Any]) -> str:
 
 
 class OfflineModel:
-    """Answers each tool of roles/bedrock/wire.py from the offline provider's decision on the request's data."""
+    """Answers each tool of roles/llm/wire.py from the offline provider's decision on the request's data."""
 
     def __init__(self) -> None:
         from insurance_agent.roles.local import LocalProvider

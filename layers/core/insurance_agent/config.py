@@ -53,6 +53,11 @@ class ModelSettings(BaseModel):
     # A Bedrock Guardrail applied to every call (GuardrailId / GuardrailVersion); None for none.
     guardrail_id: str | None = None
     guardrail_version: str = "1"
+    # An OpenAI-compatible server (ModelProvider=openai): its base URL (the OpenAI SDK's own
+    # OPENAI_BASE_URL) and how it is asked for structured output: "json_schema" (response_format, as
+    # vLLM and OpenAI take it) or "function_calling" (a forced tool call, as llama.cpp's server honours).
+    openai_base_url: str | None = None
+    openai_structured_output: Literal["json_schema", "function_calling"] = "json_schema"
 
 
 class PolicySettings(BaseModel):
@@ -154,6 +159,8 @@ def _from_environment() -> Settings:
             bedrock_region=_env("BEDROCK_REGION"),
             guardrail_id=_env("BEDROCK_GUARDRAIL_ID") or None,
             guardrail_version=_env("BEDROCK_GUARDRAIL_VERSION", "1") or "1",
+            openai_base_url=_env("OPENAI_BASE_URL") or None,
+            openai_structured_output=_env("OPENAI_STRUCTURED_OUTPUT", "json_schema") or "json_schema",
             timeout_seconds=_float("MODEL_TIMEOUT_SECONDS", 20.0),
             connect_timeout_seconds=_float("MODEL_CONNECT_TIMEOUT_SECONDS", 5.0),
             max_attempts=_int("MODEL_MAX_ATTEMPTS", 3),

@@ -24,8 +24,8 @@ def test_get_provider_is_the_cached_local_provider():
 
 
 def test_unknown_provider_is_a_configuration_error(monkeypatch):
-    with pytest.raises(ConfigurationError, match="openai"):
-        create_provider("openai")
+    with pytest.raises(ConfigurationError, match="known: bedrock, local, openai"):
+        create_provider("watsonx")
     monkeypatch.setenv("MODEL_PROVIDER", "nonsense")
     get_settings.cache_clear()
     get_provider.cache_clear()

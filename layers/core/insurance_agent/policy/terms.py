@@ -81,6 +81,7 @@ class PlainTerms:
 ANALYSES: dict[str, str] = {
     "local": "insurance_agent.roles.local.terms:LEXICAL_TERMS",
     "bedrock": "insurance_agent.policy.terms:PLAIN_TERMS",
+    "openai": "insurance_agent.policy.terms:PLAIN_TERMS",
 }
 PLAIN_TERMS = PlainTerms()
 

@@ -72,6 +72,7 @@ class ModelProvider(ABC):
 PROVIDERS: dict[str, str] = {
     "local": "insurance_agent.roles.local:LocalProvider",
     "bedrock": "insurance_agent.roles.bedrock:BedrockProvider",
+    "openai": "insurance_agent.roles.openai:OpenAIProvider",
 }
 
 

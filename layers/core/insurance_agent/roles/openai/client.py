@@ -1,0 +1,96 @@
+"""The OpenAI Chat Completions API as the roles' structured caller (roles/llm/caller.py has the retry policy).
+
+- One langchain-openai ChatOpenAI per model name, against `OPENAI_BASE_URL` (any compatible server)
+  with the key of `OPENAI_API_KEY` or, on AWS, the secret named by `OPENAI_API_KEY_SECRET`. The SDK's
+  own retries are off and its timeout is the configured one: the caller retries while the
+  invocation has time, the ASL after that.
+- Structured output as the server supports it (`OPENAI_STRUCTURED_OUTPUT`): a JSON schema in
+  `response_format`, or a forced tool call.
+- Transient: 429, 5xx, timeouts and dropped connections. A refusal or a content-filter stop is the
+  service's refusal (ModelRefusedError); other 4xx answers (a wrong key, an unknown model) propagate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from insurance_agent import secrets
+from insurance_agent.config import ModelSettings, get_settings
+from insurance_agent.errors import ConfigurationError
+from insurance_agent.roles.llm.caller import RetryingCaller, correction_text
+
+
+class ChatCompletionsCaller(RetryingCaller):
+    """Calls one model of an OpenAI-compatible server through ChatOpenAI.with_structured_output."""
+
+    def __init__(self, settings: ModelSettings | None = None, **options: Any) -> None:
+        super().__init__(settings or get_settings().models, **options)
+        self._chat_models: dict[str, Any] = {}
+
+    def chat_model(self, model_id: str) -> Any:
+        """The ChatOpenAI of `model_id`, created once and reused."""
+        if not model_id:
+            raise ConfigurationError("no model name is configured (SMALL_MODEL_ID / MAIN_MODEL_ID)")
+        if model_id not in self._chat_models:
+            from langchain_openai import ChatOpenAI
+
+            # A server without keys (llama.cpp, vLLM on a private network) still needs a non-empty one.
+            api_key = secrets.resolve("OPENAI_API_KEY", "OPENAI_API_KEY_SECRET") or "none"
+            self._chat_models[model_id] = ChatOpenAI(
+                model=model_id,
+                base_url=self.settings.openai_base_url,
+                api_key=api_key,
+                temperature=0.0,
+                max_tokens=self.settings.max_output_tokens,
+                timeout=self.settings.timeout_seconds,
+                max_retries=0,
+                streaming=False,
+            )
+        return self._chat_models[model_id]
+
+    def structured(self, model_id: str, schema: type) -> Any:
+        method = self.settings.openai_structured_output
+        options = {"strict": True} if method == "json_schema" else {}
+        return self.chat_model(model_id).with_structured_output(schema, method=method, include_raw=True, **options)
+
+    def is_transient(self, error: BaseException) -> bool:
+        import openai
+
+        if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
+            return True
+        if isinstance(error, openai.APIStatusError):
+            return error.status_code == 429 or error.status_code >= 500
+        # A body that is not the API's JSON (a proxy's error page): the server is not answering properly.
+        return isinstance(error, openai.APIResponseValidationError | ValueError)
+
+    def malformed(self, error: BaseException) -> bool:
+        # With response_format json_schema the SDK validates the answer itself and raises.
+        from pydantic import ValidationError
+
+        return isinstance(error, ValidationError)
+
+    def error_code(self, error: BaseException) -> str:
+        status = getattr(error, "status_code", None)
+        return f"{type(error).__name__}({status})" if status else type(error).__name__
+
+    def refusal(self, raw: Any) -> str | None:
+        if (raw.response_metadata or {}).get("finish_reason") == "content_filter":
+            return "content_filter"
+        if (raw.additional_kwargs or {}).get("refusal"):
+            return "refusal"
+        return None
+
+    def has_answer(self, raw: Any) -> bool:
+        # A forced tool call answers in the call; a JSON schema answers in the content.
+        if self.settings.openai_structured_output == "function_calling":
+            return bool(raw.tool_calls)
+        return bool(raw.tool_calls) or bool(str(raw.content or "").strip())
+
+    def correction(self, raw: Any, problem: str, schema: type[BaseModel]) -> list[Any]:
+        if raw.tool_calls:
+            return super().correction(raw, problem, schema)
+        from langchain_core.messages import HumanMessage
+
+        return [raw, HumanMessage(content=correction_text(problem, schema).replace("Call", "Answer with", 1))]
