@@ -447,9 +447,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not Path(args.docs).is_dir():
         return _fail(f"not a folder: {args.docs}")
     try:
-        questions = load_questions(Path(args.questions))
+        questions = load_questions(Path(args.questions)).half(args.half)
     except QuestionFileError as error:
         return _fail(f"bad question file: {error}")
+    if not questions.items:
+        return _fail(f"no item of {args.questions} is in the {args.half.upper()} half")
     overrides = _overrides(args)
     try:
         with console.progress(questions.turn_count) as shown:
@@ -520,6 +522,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("questions", metavar="QUESTIONS", help="labelled questions (JSON list; format in the README)")
     p.add_argument("--out", default="eval-report", metavar="DIR",
                    help="where report.json and report.html go (default ./eval-report)")
+    p.add_argument("--half", choices=("fit", "report"),
+                   help="only the items of this half (split by the sha256 of the id, or an item's own `half`): "
+                        "look at the FIT half's mistakes while changing the agent, keep REPORT as the check")
     p.set_defaults(func=cmd_eval)
 
     from agent_local import trace

@@ -81,6 +81,10 @@ class Item(BaseModel):
 class QuestionSet(BaseModel):
     items: list[Item]
 
+    def half(self, half: Half | None) -> QuestionSet:
+        """Only the items of one half (all of them for None)."""
+        return self if half is None else QuestionSet(items=[i for i in self.items if i.split() == half])
+
     @property
     def turn_count(self) -> int:
         return sum(len(item.questions()) for item in self.items)
