@@ -84,6 +84,30 @@ def test_a_malformed_question_file_is_named_without_a_traceback(tmp_path):
     assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
 
 
+def test_an_unknown_template_parameter_is_refused_before_anything_runs(tmp_path):
+    done = _agent("eval", str(DOCS), str(QUESTIONS), "--out", str(tmp_path / "out"),
+                  "--parameter-overrides", "MinConfidance=0.7", home=tmp_path / "home")
+    assert done.returncode == 2 and "MinConfidance is not a parameter of template.yaml" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_template_parameters_reach_the_graph_and_the_sweep(tmp_path):
+    items = [q for q in json.loads(QUESTIONS.read_text(encoding="utf-8")) if q["id"] in ("F1", "C1")]
+    subset = tmp_path / "questions.json"
+    subset.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
+    done = _agent("eval", str(DOCS), str(subset), "--out", str(tmp_path / "out"),
+                  "--parameter-overrides", "MinConfidence=0.9", home=tmp_path / "home")
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert data["meta"]["parameters"] == {"MinConfidence": "0.9"}
+    assert data["sweep"]["configured"]["min_confidence"] == 0.9
+    for record in data["records"]:
+        if record["draft"] and record["draft"]["confidence"] < 0.9:
+            assert record["reply"]["reason"] == "low_confidence", record
+        if record["reply"]["status"] == "answer":
+            assert record["draft"]["confidence"] >= 0.9
+
+
 def test_the_page_renders_its_chart_in_a_browser(evaluated, tmp_path):
     from PIL import Image
 

@@ -51,8 +51,8 @@ def print_tables(summary: dict[str, Any], console: Any = None) -> None:
     console = console or Console(highlight=False, width=None if sys.stdout.isatty() else 140)
     for name, title in (("all", "all replies"), ("fit", "FIT half"), ("report", "REPORT half")):
         s = summary.get(name)
-        if not s:
-            continue
+        if not s or (name != "all" and s["replies"] == summary["all"]["replies"]):
+            continue  # a run of one half: its table is the whole run's
         table = Table(title=f"{title}: {s['answerable_correct']}/{s['answerable']} answerable correct, "
                             f"{s['wrong']}/{s['replies']} wrong ({s['wrong_share']:.1%}), unanswerable answered "
                             f"{s['unanswerable_answered']} of {s['unanswerable']}", title_justify="left")
