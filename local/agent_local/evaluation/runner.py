@@ -163,6 +163,8 @@ def _turn(stack: Any, tenant: str, thread: str, category: str, expected: Expecte
         "must_contain": expected.must_contain,
         "reply": {"status": reply["status"], "message": reply.get("message", ""), "citations": citations,
                   "reason": reply.get("reason")},
+        # Why a refused turn was refused (e.g. a chain's thread handed off at an earlier turn).
+        "refusal": reply.get("error"),
         "verdict": verdict,
         "llm_calls": reply.get("trace", {}).get("llm_calls", 0),
         "latency_ms": latency_ms,

@@ -74,6 +74,13 @@ def _share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
+def _reason(record: dict[str, Any]) -> str | None:
+    """Why a turn was not answered: the escalation reason, or the refusal code (a chain's thread handed off)."""
+    if record["reply"].get("reason"):
+        return record["reply"]["reason"]
+    return f"refused: {record['refusal']}" if record.get("refusal") else None
+
+
 def kind_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Counts for one group of replies: verdicts, statuses, escalation reasons, model calls, latency."""
     verdicts = Counter(r["verdict"] for r in records)
@@ -84,7 +91,7 @@ def kind_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "wrong": verdicts[WRONG] + verdicts[ANSWERED],
         "declined": verdicts[DECLINED],
         "statuses": dict(Counter(r["reply"]["status"] for r in records)),
-        "reasons": dict(Counter(r["reply"]["reason"] for r in records if r["reply"].get("reason"))),
+        "reasons": dict(Counter(_reason(r) for r in records if _reason(r))),
         "llm_calls_per_turn": round(sum(r["llm_calls"] for r in records) / len(records), 2) if records else 0.0,
         "latency_p50_ms": percentile(latencies, 50),
         "latency_p95_ms": percentile(latencies, 95),

@@ -69,17 +69,18 @@ def test_summaries_count_answered_unanswerable_questions_as_wrong_answers_and_sp
         _record("C1", "colloquial", "declined", status="escalate", reason="low_confidence", calls=3, ms=3000),
         _record("U1", "unanswerable", "answered", half="report"),
         _record("U2", "unanswerable", "declined", status="escalate", reason="insufficient_retrieval"),
+        _record("C2", "colloquial", "declined", status="refused") | {"refusal": "thread_handed_off"},
     ]
     s = summaries(records)
     total = s["all"]
-    assert (total["replies"], total["answerable"], total["answerable_correct"]) == (5, 3, 1)
-    assert total["wrong"] == 2 and total["wrong_share"] == 0.4
+    assert (total["replies"], total["answerable"], total["answerable_correct"]) == (6, 4, 1)
+    assert total["wrong"] == 2 and total["wrong_share"] == 0.3333
     assert (total["unanswerable_answered"], total["unanswerable"]) == (1, 2)
     assert list(total["by_kind"]) == ["formal", "colloquial", "unanswerable"]
-    assert total["by_kind"]["colloquial"]["reasons"] == {"low_confidence": 1}
+    assert total["by_kind"]["colloquial"]["reasons"] == {"low_confidence": 1, "refused: thread_handed_off": 1}
     assert total["by_kind"]["unanswerable"]["wrong"] == 1
-    assert total["llm_calls_per_turn"] == 3.8 and total["latency_p50_ms"] == 1000
-    assert s["fit"]["replies"] == 3 and s["report"]["replies"] == 2 and s["report"]["wrong"] == 2
+    assert total["llm_calls_per_turn"] == 3.83 and total["latency_p50_ms"] == 1000
+    assert s["fit"]["replies"] == 4 and s["report"]["replies"] == 2 and s["report"]["wrong"] == 2
 
 
 def _draft(confidence, support, verdict, eligible=True):
