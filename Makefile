@@ -101,8 +101,10 @@ test-lambda: venv lambda-up
 clean:
 	rm -rf $(DEMO_HOME) .pytest_cache
 
-# Answer quality on real insurance statutes (a labelled development set kept outside the repository):
-#   make bench-law LAW_BENCH=path/to/insurance-law-fa
+# Answer quality on real insurance statutes (a labelled development set kept outside the repository),
+# run by `agent eval`: tables on the terminal, report.json and report.html in benchmarks/results/law.
+#   make bench-law LAW_BENCH=path/to/insurance-law-fa [LAW_QUESTIONS=benchmarks/data/law_dev_questions.json]
+LAW_QUESTIONS ?= $(LAW_BENCH)/questions.json
 bench-law: venv
 	@test -n "$(LAW_BENCH)" || { echo "set LAW_BENCH to the folder of the insurance-law-fa set (corpus/, questions.json)"; exit 2; }
-	$(BIN)/python benchmarks/insurance_law_fa.py --data $(LAW_BENCH) $(BENCH_ARGS)
+	$(BIN)/agent eval $(LAW_BENCH)/corpus $(LAW_QUESTIONS) --out benchmarks/results/law $(BENCH_ARGS)

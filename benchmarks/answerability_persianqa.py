@@ -14,7 +14,7 @@ The default selection is the headline figure; a larger one (`--answerable 100 --
 starts with the same questions and gives each half more items.
 
 Fit / report split: every selected question goes to the FIT or the REPORT half by the first byte of
-sha256(question id), as in insurance_law_fa.py. Rules and thresholds are fitted on FIT failures
+sha256(question id), as `agent eval` splits a question set. Rules and thresholds are fitted on FIT failures
 only (`--verbose` prints those and nothing of the REPORT half); both halves are reported as figures.
 `--half` runs only one half of the selection.
 
@@ -33,7 +33,6 @@ Reported:
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import random
@@ -63,8 +62,10 @@ def configure(home: Path) -> None:
 
 
 def half_of(question_id: int | str) -> str:
-    """FIT or REPORT, fixed by the hash of the id (no look at the question text)."""
-    return "fit" if hashlib.sha256(str(question_id).encode("utf-8")).digest()[0] % 2 == 0 else "report"
+    """FIT or REPORT, fixed by the hash of the id (PersianQA's ids are numbers)."""
+    from agent_local.evaluation.scoring import half_of as split
+
+    return split(str(question_id))
 
 
 def load(path: Path):

@@ -5,7 +5,7 @@ that holds its answer.
 
 For every document of the set's corpus, the other documents are ingested into a fresh AGENT_HOME and
 the questions whose only expected document is the removed one are asked (each in a new thread,
-through `insurance_law_fa.py`, so the real graph answers). None of them can be answered correctly
+through `agent eval`, so the real graph answers). None of them can be answered correctly
 any more: a reply with status `answer` and citations is a confident answer from a document that
 does not hold the fact. The figure to watch is how many of the questions get one; the default
 questions are the development set of `benchmarks/data/` (single questions, chains left out).
@@ -21,10 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from insurance_law_fa import half_of  # noqa: E402
+from agent_local.evaluation.scoring import half_of
 
+HERE = Path(__file__).resolve().parent
 DEFAULT_QUESTIONS = HERE / "data" / "law_dev_questions.json"
 
 
@@ -62,38 +61,27 @@ def main(argv: list[str] | None = None) -> int:
         for other in documents:
             if other != document:
                 shutil.copy(other, folder / "corpus" / other.name)
-        (folder / "questions.json").write_text("[]", encoding="utf-8")
         (folder / "asked.json").write_text(json.dumps(own, ensure_ascii=False), encoding="utf-8")
         subprocess.run(
-            [
-                sys.executable,
-                str(HERE / "insurance_law_fa.py"),
-                "--data",
-                str(folder),
-                "--questions",
-                str(folder / "asked.json"),
-                "--home",
-                str(folder / "home"),
-                "--json",
-                str(folder / "replies.json"),
-            ],
-            check=False,  # it exits 1 when the set's goals are not met, which is expected here
+            [sys.executable, "-m", "agent_local.cli", "eval", str(folder / "corpus"), str(folder / "asked.json"),
+             "--out", str(folder / "out")],
+            check=False,
             stdout=subprocess.DEVNULL,
         )
-        if not (folder / "replies.json").is_file():
-            print(f"{file_id}: the benchmark wrote no replies, see {folder}", file=sys.stderr)
+        if not (folder / "out" / "report.json").is_file():
+            print(f"{file_id}: agent eval wrote no report, see {folder}", file=sys.stderr)
             return 1
-        replies = json.loads((folder / "replies.json").read_text(encoding="utf-8"))["replies"]
-        errors = [r for r in replies if r["reason"] == "system_error"]
+        replies = json.loads((folder / "out" / "report.json").read_text(encoding="utf-8"))["records"]
+        errors = [r for r in replies if r["reply"]["reason"] == "system_error"]
         if errors:
             print(f"{file_id}: {len(errors)} replies ended in system_error, see {folder}", file=sys.stderr)
             return 1
-        wrong = [r for r in replies if r["verdict"] == "wrong"]
+        wrong = [r for r in replies if r["verdict"] == "answered"]
         asked += len(replies)
         answered += len(wrong)
         print(f"without {file_id}: {len(wrong)} of {len(replies)} answered from another document")
         for reply in wrong if args.half != "report" else ():
-            print(f"    {reply['id']}: cited {reply['cited_files']}")
+            print(f"    {reply['id']}: cited {sorted({c['file_id'] for c in reply['reply']['citations']})}")
     print(f"answered without their source: {answered} of {asked} ({answered / max(asked, 1):.1%})")
     return 0
 

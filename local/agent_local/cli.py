@@ -1,4 +1,4 @@
-"""`agent`: drive the embedded local stack (ingest, converse, chat, search, serve, accounts, memory).
+"""`agent`: drive the embedded local stack (ingest, converse, chat, search, serve, accounts, memory, eval).
 
 Every command works on $AGENT_HOME (default ./.agent). One process at a time owns it; while one runs
 the stack (`agent serve`, or a `chat` / `converse` in progress), the other commands send their work
@@ -440,6 +440,32 @@ def cmd_memory(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from agent_local.evaluation import console, report, runner
+    from agent_local.evaluation.questions import QuestionFileError, load_questions
+
+    if not Path(args.docs).is_dir():
+        return _fail(f"not a folder: {args.docs}")
+    try:
+        questions = load_questions(Path(args.questions)).half(args.half)
+    except QuestionFileError as error:
+        return _fail(f"bad question file: {error}")
+    if not questions.items:
+        return _fail(f"no item of {args.questions} is in the {args.half.upper()} half")
+    overrides = _overrides(args)
+    try:
+        with console.progress(questions.turn_count) as shown:
+            run = runner.run(Path(args.docs).resolve(), questions, overrides=overrides,
+                             on_ingest=shown.ingest, on_turn=shown.turn)
+    except runner.EvalError as error:
+        return _fail(str(error), 1)
+    run.meta["questions"] = str(Path(args.questions).resolve())
+    data, page = report.write(run, Path(args.out))
+    console.print_tables(run.summary)
+    print(f"wrote {data} and {page}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -488,6 +514,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0 picks a free one)")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("eval", parents=[stack_options],
+                       help="score labelled questions on documents of your own: a fresh tenant, every question a "
+                            "real turn; tables, report.json and report.html")
+    p.add_argument("docs", metavar="DOCS", help="folder of .md/.txt documents, ingested into a fresh, isolated home")
+    p.add_argument("questions", metavar="QUESTIONS", help="labelled questions (JSON list; format in the README)")
+    p.add_argument("--out", default="eval-report", metavar="DIR",
+                   help="where report.json and report.html go (default ./eval-report)")
+    p.add_argument("--half", choices=("fit", "report"),
+                   help="only the items of this half (split by the sha256 of the id, or an item's own `half`): "
+                        "look at the FIT half's mistakes while changing the agent, keep REPORT as the check")
+    p.set_defaults(func=cmd_eval)
 
     from agent_local import trace
 

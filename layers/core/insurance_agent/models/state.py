@@ -41,6 +41,9 @@ class GenerateVerdict(BaseModel):
 
 class VerifyVerdict(BaseModel):
     grounded: bool = False
+    # Share of the draft's claims the verifier found supported (None: a guard failed, nothing was asked).
+    # Carried so that a run's thresholds can be swept afterwards without re-running (`agent eval`).
+    support: float | None = None
 
 
 class StateTrace(BaseModel):

@@ -35,8 +35,10 @@ def run(state: TurnState) -> TurnState:
         state.counters.llm_calls += 1
         unsupported = verdict.unsupported_claims
         grounded = verdict.grounded and bool(cited)
+        state.verify.support = verdict.support
     else:
         grounded = False  # a guard already failed: no model call can make this draft safe
+        state.verify.support = None
     state.verify.grounded = grounded
     emit("Verdicts", Node="verify", Verdict="grounded" if grounded else "ungrounded")
     if grounded:
