@@ -14,7 +14,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 
-_NUMBER_JOINERS = set("/.,:٫٬-+%")
+_NUMBER_JOINERS = set("/.,:٫٬-+%٪")
 
 
 def _kind(unit: str) -> str:
@@ -35,9 +35,15 @@ def is_rtl(units: Sequence[str]) -> bool:
     return kinds.count("R") >= max(1, kinds.count("L"))
 
 
-def logical_order(units: Sequence[str]) -> str:
-    """Logical text of a line given its glyph texts from left to right."""
-    if not is_rtl(units):
+def logical_order(units: Sequence[str], rtl: bool | None = None) -> str:
+    """Logical text of a line given its glyph texts from left to right.
+
+    `rtl` is the paragraph direction (the document's, when known): a Persian line that quotes
+    more Latin letters than it has Persian ones is still a right-to-left line. A line without
+    any right-to-left letter is left to right whatever the document.
+    """
+    kinds = [_kind(u) for u in units]
+    if "R" not in kinds or not (is_rtl(units) if rtl is None else rtl):
         return "".join(units)
     reversed_units = list(reversed(units))
     kinds = [_kind(u) for u in reversed_units]

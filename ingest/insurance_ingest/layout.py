@@ -18,7 +18,7 @@ _ARTICLE = re.compile(
 )
 _LEVEL = {"فصل": 0, "بخش": 0, "باب": 0, "Chapter": 0, "مبحث": 1, "Section": 1, "ماده": 2, "Article": 2, "تبصره": 3}
 _SENTENCE_END = ("." , "؟", "?", "!", "؛", ";")
-_HYPHEN_BREAK = re.compile("(?<=[\u0600-\u06ff\u200c])-$")
+_HYPHEN_BREAK = re.compile("(?<=[\u0620-\u064a\u066e-\u06d3\u06fa-\u06ff\u200c])-$")
 
 
 def article_level(line: str) -> int | None:
@@ -80,6 +80,8 @@ def join_lines(lines: Sequence[str]) -> str:
             out = line
         elif _HYPHEN_BREAK.search(out):
             out = out[:-1] + line
+        elif out.endswith(("(", "[", "«", "\u200c")) or line.startswith((")", "]", "»", ".", "،", ":")):
+            out = out + line  # broken inside brackets, before punctuation or at a half-space
         else:
             out = f"{out} {line}"
     return out

@@ -94,9 +94,10 @@ def _extract(pdf: Any, path: Path, limits: Limits) -> Extracted:
     ocr_pages: list[int] = []
     per_page: list[list[Line]] = []
     chars_total = 0
+    rtl = _document_rtl(pdf.pages[:3])
     for number, page in enumerate(pdf.pages, 1):
         _check_page_size(page, number, limits)
-        lines = _page_lines(page, number)
+        lines = _page_lines(page, number, rtl)
         letters = sum(len(line.text) for line in lines)
         if letters < MIN_TEXT_CHARS and (page.images or not lines):
             text = _ocr_page(path, number, page, limits, warnings)
@@ -108,6 +109,9 @@ def _extract(pdf: Any, path: Path, limits: Limits) -> Extracted:
         if chars_total > limits.text_chars:
             raise LoadError(LoadError.TOO_LARGE, f"more than {limits.text_chars} characters of text")
         per_page.append(lines)
+    if chars_total == 0:
+        reason = warnings[0].split(": ", 1)[-1] if warnings else "no page has text"
+        raise LoadError(LoadError.NO_TEXT, f"no page has a text layer ({reason})")
     _drop_running_lines(per_page, [page.height for page in pdf.pages])
     blocks = _blocks([line for lines in per_page for line in lines])
     title = _meta_title(pdf.metadata)
@@ -153,16 +157,22 @@ def _meta_title(metadata: dict[str, Any] | None) -> str | None:
 
 
 # -- lines ----------------------------------------------------------------------------------------
-def _page_lines(page: Any, number: int) -> list[Line]:
+def _document_rtl(pages: Any) -> bool:
+    """Whether the document's text runs right to left (more Persian/Arabic letters than Latin ones)."""
+    units = [c["text"] for page in pages for c in page.chars if c["text"].isalpha()]
+    return is_rtl(units) if units else True
+
+
+def _page_lines(page: Any, number: int, rtl: bool | None = None) -> list[Line]:
     page = page.dedupe_chars()
     tables = []
     if page.rects or page.lines:  # only a ruled table is found by its lines; no rules, no search
         tables = [table for table in page.find_tables() if len(table.rows) >= 1 and len(table.columns) >= 2]
     boxes = [table.bbox for table in tables]
     chars = [c for c in page.chars if c.get("upright", True) and c["text"] and not _inside(c, boxes)]
-    lines = _group_lines(chars, number)
+    lines = _group_lines(chars, number, rtl)
     for table in tables:
-        rows = _table_rows(page, table, number)
+        rows = _table_rows(page, table, number, rtl)
         if rows:
             x0, top, x1, bottom = table.bbox
             lines.append(Line("\n".join(rows), top, bottom, x0, x1, 0.0, False, number, kind="table", rows=rows))
@@ -175,7 +185,7 @@ def _inside(char: dict[str, Any], boxes: list[tuple[float, float, float, float]]
     return any(x0 <= cx <= x1 and top <= cy <= bottom for x0, top, x1, bottom in boxes)
 
 
-def _group_lines(chars: list[dict[str, Any]], number: int) -> list[Line]:
+def _group_lines(chars: list[dict[str, Any]], number: int, rtl: bool | None = None) -> list[Line]:
     chars = sorted(chars, key=lambda c: (c["top"], c["x0"]))
     groups: list[list[dict[str, Any]]] = []
     for char in chars:
@@ -187,7 +197,7 @@ def _group_lines(chars: list[dict[str, Any]], number: int) -> list[Line]:
         groups.append([char])
     lines = []
     for group in groups:
-        text = _line_text(group)
+        text = _line_text(group, rtl)
         if not text.strip():
             continue
         sizes = [round(float(c["size"]), 1) for c in group if not c["text"].isspace()]
@@ -201,7 +211,7 @@ def _group_lines(chars: list[dict[str, Any]], number: int) -> list[Line]:
     return lines
 
 
-def _line_text(group: list[dict[str, Any]]) -> str:
+def _line_text(group: list[dict[str, Any]], rtl: bool | None = None) -> str:
     """The logical text of one line's glyphs.
 
     A space glyph that overlaps a letter by more than half its width has no advance: it is the
@@ -230,19 +240,19 @@ def _line_text(group: list[dict[str, Any]]) -> str:
             units.append(" ")  # a word gap drawn by positioning, not by a space glyph
         units.append(text)
         previous = char
-    return logical_order(units).strip()
+    return logical_order(units, rtl).strip()
 
 
-def _table_rows(page: Any, table: Any, number: int) -> list[str]:
+def _table_rows(page: Any, table: Any, number: int, doc_rtl: bool | None = None) -> list[str]:
     rows_out: list[str] = []
-    rtl = None
+    rtl = doc_rtl
     for row in table.rows:
         cells = []
         for cell in row.cells:
             if cell is None:
                 continue
             inside = [c for c in page.chars if _inside(c, [cell])]
-            cell_lines = _group_lines(inside, number)
+            cell_lines = _group_lines(inside, number, doc_rtl)
             cells.append((cell[0], join_lines([line.text for line in cell_lines])))
         if rtl is None:
             rtl = is_rtl([text for _, text in cells])

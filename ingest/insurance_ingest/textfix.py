@@ -27,10 +27,15 @@ _BLANK_LINES = re.compile(r"\n{3,}")
 _STRAY_SOFT_HYPHEN = re.compile("\u00ad")
 
 
+# Fonts shape Persian ی and ک with the Arabic letters' initial and medial forms (the glyphs are the
+# same), so a PDF's presentation forms name Arabic ي/ك where the writer typed Persian letters.
+_PERSIAN_LETTERS = str.maketrans({"ي": "ی", "ك": "ک"})
+
+
 def _unpresent(match: re.Match[str]) -> str:
     # NFKC only on presentation forms: applied to the whole text it would also rewrite digits,
     # fractions and compatibility letters that the document means as written.
-    return unicodedata.normalize("NFKC", match.group(0))
+    return unicodedata.normalize("NFKC", match.group(0)).translate(_PERSIAN_LETTERS)
 
 
 def clean_text(text: str, *, tidy_spaces: bool = True) -> str:
@@ -47,8 +52,8 @@ def clean_text(text: str, *, tidy_spaces: bool = True) -> str:
     text = _HALF_SPACE_STANDIN.sub(ZWNJ, text)
     text = _STRAY_SOFT_HYPHEN.sub("", text)
     text = text.replace("\ufeff", "").replace("\x00", "")
-    # A half-space next to a space is a typing slip; one half-space between the two parts.
-    text = _ZWNJ_RUN.sub(lambda m: " " if m.group(0).startswith(" ") and m.group(0).endswith(" ") else ZWNJ, text)
+    # A half-space next to a space is a typing slip: the space is the word boundary the writer saw.
+    text = _ZWNJ_RUN.sub(lambda m: " " if " " in m.group(0) else ZWNJ, text)
     if not tidy_spaces:
         return text.strip()
     lines = [_SPACES.sub(" ", line).strip() for line in text.split("\n")]
