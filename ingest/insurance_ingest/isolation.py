@@ -19,6 +19,8 @@ from insurance_ingest.limits import Limits
 
 _PRELOAD = ["insurance_ingest.preload"]
 _context: Any = None
+# Largest resident set a parse child reached in this process's ingests (KiB), for benchmarks.
+peak_rss_kib = 0
 
 
 def _get_context() -> Any:
@@ -55,9 +57,9 @@ def _child(conn: Any, func: Callable[..., Any], args: tuple[Any, ...], memory_by
     except Exception as exc:  # noqa: BLE001 - any parser failure is a refusal of this file, by type only
         result = ("error", (LoadError.CORRUPT, f"the parser failed ({type(exc).__name__})"))
     try:
-        conn.send(result)
+        conn.send((*result, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
     except MemoryError:
-        conn.send(("error", (LoadError.OUT_OF_MEMORY, "the extracted text needed more memory than allowed")))
+        conn.send(("error", (LoadError.OUT_OF_MEMORY, "the extracted text needed more memory than allowed"), 0))
     finally:
         conn.close()
 
@@ -75,7 +77,7 @@ def run_isolated(func: Callable[..., Any], args: tuple[Any, ...], limits: Limits
         if not receiver.poll(limits.seconds):
             raise LoadError(LoadError.TIMEOUT, f"parsing took longer than {limits.seconds:g} s")
         try:
-            status, payload = receiver.recv()
+            status, payload, rss = receiver.recv()
         except (EOFError, OSError):
             process.join(5)
             if process.exitcode is not None and process.exitcode < 0:
@@ -86,6 +88,8 @@ def run_isolated(func: Callable[..., Any], args: tuple[Any, ...], limits: Limits
         if process.is_alive():
             process.kill()
         process.join(5)
+    global peak_rss_kib
+    peak_rss_kib = max(peak_rss_kib, rss)
     if status == "ok":
         return payload
     reason, detail = payload

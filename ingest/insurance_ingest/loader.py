@@ -48,6 +48,8 @@ def load_file(path: Path, limits: Limits | None = None) -> Document:
     limits = limits or Limits.from_env()
     path = Path(path)
     raw = read_regular(path, max_bytes(path, limits))
+    if not raw.strip():
+        raise LoadError(LoadError.EMPTY, "the file is empty")
     kind = sniff.check(path, raw[:8192])
     side_meta, side_ignored, side_raw = read_sidecar(path)
     meta: dict[str, Any] = {}

@@ -123,12 +123,15 @@ def _check_page_size(page: Any, number: int, limits: Limits) -> None:
     # A page rendered for OCR, or an image drawn on it, beyond the limit is refused before any
     # pixel is decoded.
     scale = limits.ocr_dpi / 72
-    if float(page.width) * float(page.height) * scale * scale > limits.page_pixels:
-        raise LoadError(LoadError.PAGE_TOO_LARGE, f"page {number} is {page.width:.0f} x {page.height:.0f} points")
+    pixels = float(page.width) * float(page.height) * scale * scale
+    if pixels > limits.page_pixels:
+        raise LoadError(LoadError.PAGE_TOO_LARGE, f"page {number} is {page.width:.0f} x {page.height:.0f} points: "
+                        f"{pixels / 1e6:.0f} megapixels at {limits.ocr_dpi} dpi (limit {limits.page_pixels / 1e6:.0f})")
     for image in page.images:
         width, height = image.get("srcsize") or (0, 0)
         if float(width) * float(height) > limits.page_pixels:
-            raise LoadError(LoadError.PAGE_TOO_LARGE, f"page {number} has a {width} x {height} pixel image")
+            raise LoadError(LoadError.PAGE_TOO_LARGE, f"page {number} has a {width} x {height} pixel image "
+                            f"(limit {limits.page_pixels / 1e6:.0f} megapixels)")
 
 
 def _ocr_page(path: Path, number: int, page: Any, limits: Limits, warnings: list[str]) -> str | None:
