@@ -2,7 +2,9 @@
 
 A malformed PDF can make a parser loop or allocate without end; in a child process the limit is
 enforced by the kernel (RLIMIT_AS) and by a kill on timeout, and the ingest goes on with the next
-file. Children come from a fork server that has the parsing libraries imported already, so a
+file. The time limit is on progress: a loader calls `heartbeat()` after each page, and the parse
+is stopped when no page finishes within `Limits.seconds` (a long scan is OCRed page by page), or
+when the whole file takes longer than `Limits.file_seconds`. Children come from a fork server that has the parsing libraries imported already, so a
 child starts in milliseconds and never inherits the parent's model threads or open store.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import resource
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +22,7 @@ from insurance_ingest.limits import Limits
 
 _PRELOAD = ["insurance_ingest.preload"]
 _context: Any = None
+_beat: Any = None  # in a child: the pipe to the parent
 # Largest resident set a parse child reached in this process's ingests (KiB), for benchmarks.
 peak_rss_kib = 0
 
@@ -42,7 +46,15 @@ def _vm_bytes() -> int:
     return 0
 
 
+def heartbeat() -> None:
+    """Tell the parent that the parse is progressing (a page done); nothing outside a child."""
+    if _beat is not None:
+        _beat.send(("beat", None, 0))
+
+
 def _child(conn: Any, func: Callable[..., Any], args: tuple[Any, ...], memory_bytes: int) -> None:
+    global _beat
+    _beat = conn
     if memory_bytes:
         limit = _vm_bytes() + memory_bytes
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -73,12 +85,20 @@ def run_isolated(func: Callable[..., Any], args: tuple[Any, ...], limits: Limits
     process = context.Process(target=_child, args=(sender, func, args, limits.memory_bytes), daemon=True)
     process.start()
     sender.close()
+    started = time.monotonic()
     try:
-        if not receiver.poll(limits.seconds):
-            raise LoadError(LoadError.TIMEOUT, f"parsing took longer than {limits.seconds:g} s")
-        try:
-            status, payload, rss = receiver.recv()
-        except (EOFError, OSError):
+        while True:
+            if not receiver.poll(limits.seconds):
+                raise LoadError(LoadError.TIMEOUT, f"no progress in {limits.seconds:g} s")
+            try:
+                status, payload, rss = receiver.recv()
+            except (EOFError, OSError):
+                status = None
+            if status != "beat":
+                break
+            if time.monotonic() - started > limits.file_seconds:
+                raise LoadError(LoadError.TIMEOUT, f"parsing took longer than {limits.file_seconds:g} s")
+        if status is None:
             process.join(5)
             if process.exitcode is not None and process.exitcode < 0:
                 raise LoadError(LoadError.OUT_OF_MEMORY, "the parser was stopped (out of memory or crashed)") from None

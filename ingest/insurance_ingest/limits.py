@@ -36,7 +36,8 @@ class Limits:
     zip_ratio: int = 100  # uncompressed / compressed size of a DOCX entry
     zip_entries: int = 2000
     text_chars: int = 4_000_000  # extracted text of one document
-    seconds: float = 120.0  # wall time to parse one file (OCR included)
+    seconds: float = 120.0  # wall time without progress: one page of a PDF (OCR included), or a whole other file
+    file_seconds: float = 1800.0  # wall time for one file, however many pages
     memory_bytes: int = 1024 * MIB  # address space a parse may add
     ocr: bool = True  # OCR pages without a text layer when tesseract is installed
     ocr_dpi: int = 300
@@ -55,6 +56,7 @@ class Limits:
             zip_ratio=int(_number("AGENT_INGEST_MAX_ZIP_RATIO", d.zip_ratio)),
             text_chars=int(_number("AGENT_INGEST_MAX_TEXT_CHARS", d.text_chars)),
             seconds=_number("AGENT_INGEST_TIMEOUT_SECONDS", d.seconds),
+            file_seconds=_number("AGENT_INGEST_MAX_FILE_SECONDS", d.file_seconds),
             memory_bytes=int(_number("AGENT_INGEST_MAX_MEMORY_MB", d.memory_bytes / MIB) * MIB),
             ocr=os.environ.get("AGENT_INGEST_OCR", "1").strip().lower() not in ("0", "false", "no", "off"),
             ocr_dpi=int(_number("AGENT_INGEST_OCR_DPI", d.ocr_dpi)),

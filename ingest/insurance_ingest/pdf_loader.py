@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from insurance_ingest import ocr
+from insurance_ingest.isolation import heartbeat
 from insurance_ingest.bidi import is_rtl, logical_order
 from insurance_ingest.errors import LoadError
 from insurance_ingest.layout import ends_sentence, join_lines, markdown, promote_articles, table_row
@@ -109,6 +110,7 @@ def _extract(pdf: Any, path: Path, limits: Limits) -> Extracted:
         if chars_total > limits.text_chars:
             raise LoadError(LoadError.TOO_LARGE, f"more than {limits.text_chars} characters of text")
         per_page.append(lines)
+        heartbeat()
     if chars_total == 0:
         reason = warnings[0].split(": ", 1)[-1] if warnings else "no page has text"
         raise LoadError(LoadError.NO_TEXT, f"no page has a text layer ({reason})")
