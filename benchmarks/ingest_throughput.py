@@ -125,13 +125,19 @@ def main() -> int:
         result["end_to_end_chunks_s"] = [round(x, 2) for x in end_to_end]
         result["dense_alone_chunks_s"] = [round(x, 2) for x in model]
         result["ratio"] = round(statistics.median(end_to_end) / statistics.median(model), 3)
+        # Batch sizes interleaved, each measured `rounds` times, so that load changes hit them alike.
         _, reference = dense_alone(texts, 32)
-        batches = {}
-        for size in [int(b) for b in args.batches.split(",") if b]:
-            seconds, vectors = dense_alone(texts, size)
-            diff = max(abs(a - b) for va, vb in zip(vectors, reference, strict=True) for a, b in zip(va, vb, strict=True))
-            batches[size] = {"chunks_s": round(len(texts) / seconds, 2), "max_abs_diff_vs_32": float(f"{diff:.2g}")}
-        result["dense_by_batch"] = batches
+        sizes = sorted({32, *(int(b) for b in args.batches.split(",") if b)})
+        rates: dict[int, list[float]] = {size: [] for size in sizes}
+        diffs: dict[int, float] = {}
+        for _ in range(args.rounds):
+            for size in sizes:
+                seconds, vectors = dense_alone(texts, size)
+                rates[size].append(len(texts) / seconds)
+                diffs[size] = max(abs(a - b) for va, vb in zip(vectors, reference, strict=True)
+                                  for a, b in zip(va, vb, strict=True))
+        result["dense_by_batch"] = {size: {"chunks_s": [round(r, 2) for r in rates[size]],
+                                           "max_abs_diff_vs_32": float(f"{diffs[size]:.2g}")} for size in sizes}
     result["load_end"] = round(os.getloadavg()[0], 1)
     print(json.dumps(result, ensure_ascii=False, indent=1))
     out = REPO / "benchmarks" / "results"

@@ -121,3 +121,10 @@ def test_a_bad_sidecar_refuses_the_document(tmp_path, sidecar, reason):
     with pytest.raises(DocumentError) as caught:
         load_file(_with_sidecar(tmp_path, "bad.docx", sidecar))
     assert caught.value.reason == reason
+
+
+def test_a_file_over_its_total_time_is_stopped_even_while_pages_progress(monkeypatch):
+    monkeypatch.setenv("AGENT_INGEST_MAX_FILE_SECONDS", "0.0001")
+    with pytest.raises(LoadError) as caught:
+        load_file(DATA / "claims-excerpt.pdf")
+    assert caught.value.reason == "timeout" and "longer than" in caught.value.detail
