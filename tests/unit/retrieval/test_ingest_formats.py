@@ -124,3 +124,20 @@ def test_clean_text_fixes_presentation_forms_and_marks():
     assert clean_text("\u202bبیمه\u200fنامه\u202c (\u202a۳۰\u202c)") == "بیمه\u200cنامه (۳۰)"
     assert clean_text("آیین\u00ad\u200c\u200cنامه") == "آیین\u200cنامه"
     assert clean_text("ماده ۱۲") == "ماده ۱۲"  # digits kept as written
+
+
+@pytest.mark.skipif(not available("fas"), reason="tesseract with Persian (tesseract-ocr-fas) is not installed")
+def test_only_the_page_without_a_text_layer_is_ocred(tmp_path):
+    import pypdf
+
+    writer = pypdf.PdfWriter()
+    writer.append(str(DATA / "claims-excerpt.pdf"))
+    writer.append(str(DATA / "claims-excerpt-scan.pdf"))
+    mixed = tmp_path / "mixed.pdf"
+    with open(mixed, "wb") as handle:
+        writer.write(handle)
+    doc = load_file(mixed)
+    assert doc.pages == 3
+    assert doc.warnings == ["page 3 had no text layer: OCR"]
+    assert "جمهوری اسلامی ایران" in doc.text  # page 2, from its text layer
+    assert doc.text.count("راهنمایی و رانندگی موظف است") == 2  # page 1 read, and again by OCR from page 3
