@@ -208,26 +208,47 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         if args.delete:
             print(json.dumps(backend.call("ingest", {"tenant": args.tenant, "delete": args.delete})))
             return 0
-        payload = {"tenant": args.tenant, "directory": str(Path(args.dir).resolve()), "reset": args.reset}
+        payload = {"tenant": args.tenant, "directory": str(Path(args.dir).resolve()), "reset": args.reset,
+                   "sync": args.sync}
         if backend.remote:
             with _progress("ingesting through the running local stack ..."):
                 report = backend.call("ingest", payload)
         else:
-            from rich.progress import Progress
+            from agent_local.display import ingest_progress
 
-            with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
-                task = progress.add_task("embedding chunks", total=None)
-                report = backend.call("ingest", payload, progress=lambda done, total: progress.update(
-                    task, completed=done, total=total))
+            with ingest_progress() as update:
+                report = backend.call("ingest", payload, progress=update)
     for skipped in report["skipped"]:
-        print(f"skipped {skipped['path']}: {skipped['reason']}", file=sys.stderr)
+        detail = f" ({skipped['detail']})" if skipped.get("detail") else ""
+        print(f"skipped {skipped['path']}: {skipped['reason']}{detail}", file=sys.stderr)
     for warning in report.get("warnings", []):
         print(f"warning {warning['path']}: {warning['detail']}", file=sys.stderr)
     for flagged in report.get("flagged", []):
         print(f"warning {flagged['path']}: {', '.join(flagged['flags'])} in {flagged['chunks']} chunk(s)",
               file=sys.stderr)
+    counts = ", ".join(f"{len(report.get(key, []))} {key}" for key in ("added", "changed", "removed", "unchanged"))
     print(f"ingested {report['files']} files, {report['chunks']} chunks for tenant {args.tenant} "
-          f"in {report['seconds']:.1f} s ({len(report['skipped'])} skipped)")
+          f"in {report['seconds']:.1f} s ({counts}; {len(report['skipped'])} skipped)")
+    return 0
+
+
+def cmd_documents(args: argparse.Namespace) -> int:
+    with _open(args, "agent documents", stack=False, quiet_remote=True) as backend:
+        result = backend.call("documents", {"tenant": args.tenant, "show": args.show})
+    if args.show:
+        for chunk in result["chunks"]:
+            print(json.dumps(chunk, ensure_ascii=False), flush=True)
+        return 0
+    from agent_local.display import documents_table
+
+    documents = result["documents"]
+    if args.json:
+        for doc in documents:
+            print(json.dumps(doc, ensure_ascii=False))
+    elif not documents:
+        _note(f"tenant {args.tenant!r} has no documents; ingest some: agent ingest DIR --tenant {args.tenant}")
+    else:
+        print(documents_table(documents))
     return 0
 
 
@@ -477,12 +498,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="template.yaml parameters for the local stack, as with SAM (e.g. TopicScope=corpus MaxLlmCalls=6); "
              "they win over environment variables, which win over the template's defaults")
 
-    p = sub.add_parser("ingest", help="load .md/.txt documents of a folder into the chunk store")
+    p = sub.add_parser("ingest", help="load the documents of a folder (.md, .txt, .pdf, .docx, .html) into the chunk store")
     p.add_argument("dir", nargs="?")
     p.add_argument("--tenant", required=True)
     p.add_argument("--reset", action="store_true", help="remove the tenant's chunks first")
     p.add_argument("--delete", metavar="FILE_ID", help="remove one document's chunks instead")
+    p.add_argument("--sync", action="store_true",
+                   help="also remove the tenant's documents whose files are no longer in DIR")
     p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("documents", help="list a tenant's documents, or print one document's chunks")
+    p.add_argument("--tenant", required=True)
+    p.add_argument("--show", metavar="FILE_ID", help="print this document's chunks, one JSON object a line")
+    p.add_argument("--json", action="store_true", help="the list as one JSON object a line")
+    p.set_defaults(func=cmd_documents)
 
     p = sub.add_parser("converse", parents=[stack_options], help="run a scripted conversation; one JSON line per turn")
     p.add_argument("script")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
+import sys
+from collections.abc import Callable, Iterator
 
 import jdatetime
 
@@ -45,3 +48,29 @@ def reply_text(reply: dict) -> str:
     """The reply's message as shown to the user: Persian replies get Jalali dates."""
     message = str(reply.get("message", ""))
     return persian_dates(message) if reply.get("language") == "fa" else message
+
+
+@contextlib.contextmanager
+def ingest_progress() -> Iterator[Callable[[int, int], None]]:
+    """A progress bar with the files done, elapsed time and ETA on a terminal's stderr; silent otherwise."""
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+
+    columns = (TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
+               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+    with Progress(*columns, transient=True, disable=not sys.stderr.isatty()) as progress:
+        task = progress.add_task("ingest", total=None)
+        yield lambda done, total: progress.update(task, completed=done, total=total)
+
+
+def documents_table(documents: list[dict]) -> str:
+    """`agent documents`: one line per document, then its warnings indented below it."""
+    header = ("file_id", "format", "pages", "chunks", "title")
+    rows = [(d["file_id"], d.get("format") or "-", "-" if d.get("pages") is None else str(d["pages"]),
+             str(d["chunks"]), d.get("title") or "") for d in documents]
+    widths = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(4)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header[:4], widths, strict=True)) + "  " + header[4]]
+    for doc, row in zip(documents, rows, strict=True):
+        lines.append("  ".join(value.ljust(w) for value, w in zip(row[:4], widths, strict=True)) + "  " + row[4])
+        lines.extend(f"    warning: {warning}" for warning in doc.get("warnings") or [])
+    return "\n".join(lines)

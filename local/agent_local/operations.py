@@ -36,19 +36,36 @@ def search(queries: list[str], tenant: str, roles: list[str], domain: str | None
 
 
 def ingest(tenant: str, directory: str | None = None, reset: bool = False, delete: str | None = None,
-           progress: Any = None) -> dict[str, Any]:
+           sync: bool = False, progress: Any = None) -> dict[str, Any]:
     from insurance_agent.retrieval.ingest import delete_file, ingest_directory
 
     if delete:
         return {"deleted": delete, "chunks": delete_file(tenant, delete)}
     if not directory or not Path(directory).is_dir():
         raise OperationError(f"not a folder: {directory}")
-    report = ingest_directory(Path(directory), tenant, reset=reset, progress=progress)
+    report = ingest_directory(Path(directory), tenant, reset=reset, sync=sync, progress=progress)
     return {"files": report.files, "chunks": report.chunks, "seconds": report.seconds,
-            "skipped": [{"path": str(s.path), "reason": s.reason} for s in report.skipped],
+            "added": report.added, "changed": report.changed, "unchanged": report.unchanged,
+            "removed": report.removed,
+            "skipped": [{"path": str(s.path), "reason": s.reason, "detail": s.detail} for s in report.skipped],
             "warnings": [{"path": str(w.path), "detail": w.detail} for w in getattr(report, "warnings", [])],
             "flagged": [{"path": str(f.path), "flags": list(f.flags), "chunks": f.chunks}
                         for f in getattr(report, "flagged", [])]}
+
+
+def documents(tenant: str, show: str | None = None) -> dict[str, Any]:
+    """The tenant's documents, or one document's chunks (`show`: a file_id)."""
+    from insurance_agent.errors import InvalidInputError
+    from insurance_agent.retrieval.access import require_tenant
+    from insurance_agent.retrieval.catalog import document_chunks, list_documents
+
+    try:
+        require_tenant(tenant)
+        if show:
+            return {"chunks": document_chunks(tenant, show)}
+        return {"documents": [doc.model_dump() for doc in list_documents(tenant)]}
+    except InvalidInputError as error:
+        raise OperationError(str(error)) from None
 
 
 def load_accounts(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -88,6 +105,7 @@ def tenant_chunks(tenant: str) -> dict[str, Any]:
 OPERATIONS = {
     "search": search,
     "ingest": ingest,
+    "documents": documents,
     "accounts": load_accounts,
     "memory": memory,
     "tenant": tenant_chunks,

@@ -154,3 +154,34 @@ def test_the_tracer_patches_httpx_only_where_qdrant_is_shipped():
     """)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "botocore"
+
+
+# The document loaders' libraries: only `agent ingest` imports them (insurance_ingest), no handler.
+PARSERS = ["insurance_ingest", "pdfplumber", "pdfminer", "pypdfium2", "pypdf", "docx", "mammoth", "trafilatura",
+           "justext", "lxml_html_clean", "PIL"]
+NODES = sorted(path.parent.name for path in (REPO_ROOT / "functions").glob("*/app.py"))
+
+
+@pytest.mark.parametrize("node", NODES)
+def test_no_handler_imports_a_document_parser(node):
+    blocker = textwrap.dedent(f"""
+        import importlib.abc, importlib.util, sys
+        PARSERS = {PARSERS!r}
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in PARSERS:
+                    raise ModuleNotFoundError(f"{{name}} imported by a handler")
+                return None
+        sys.meta_path.insert(0, Block())
+        spec = importlib.util.spec_from_file_location("app", "functions/{node}/app.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        from insurance_agent.retrieval import catalog, documents, index, ingest  # the core's ingest side too
+        print(sorted(m for m in sys.modules if m.split(".")[0] in PARSERS))
+    """)
+    environment = os.environ | {"AWS_DEFAULT_REGION": "us-east-1", "POWERTOOLS_TRACE_DISABLED": "true",
+                                "MODEL_PROVIDER": "local"}
+    result = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True, env=environment,
+                            cwd=REPO_ROOT)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "[]"

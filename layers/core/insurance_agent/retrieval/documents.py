@@ -1,5 +1,9 @@
 """Source documents: a Markdown or text file with optional YAML front matter.
 
+Other formats (PDF, DOCX, HTML) are read by the separate `insurance_ingest` package, which turns
+them into the same Markdown-shaped text and builds the Document with `make_document`; nothing
+here imports a parsing library, so no Lambda handler ever loads one.
+
 Front matter keys: file_id, title, domain, product, audience, language. Another key (`source:`,
 `author:`, an exporter's own fields) is ignored with a warning (`Document.ignored_keys`, reported by
 ingest), so one extra field never stops a whole ingest. A key that looks like a misspelt `audience`
@@ -65,6 +69,12 @@ class Document(BaseModel):
     source: str | None = None
     # Front-matter keys the loader does not know; ignored, and reported by ingest as a warning.
     ignored_keys: list[str] = Field(default_factory=list)
+    # Where the text came from: md, txt, pdf, docx, html; pages of a PDF; what extraction noticed
+    # ("page 3 had no text layer: OCR"); the content hash that incremental ingest compares.
+    format: str = "md"
+    pages: int | None = None
+    warnings: list[str] = Field(default_factory=list)
+    content_hash: str | None = None
 
     @field_validator("file_id")
     @classmethod
@@ -102,7 +112,12 @@ class Document(BaseModel):
 def load_document(path: str | Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> Document:
     """Read and validate one document; raises DocumentError with the reason it cannot be used."""
     path = Path(path)
-    raw = _read_regular(path, max_bytes)
+    meta, body = text_parts(read_regular(path, max_bytes))
+    return make_document(body, meta, path, format="txt" if path.suffix.lower() == ".txt" else "md")
+
+
+def text_parts(raw: bytes) -> tuple[dict[str, Any], str]:
+    """(front matter, body) of a Markdown or text file's bytes; DocumentError when it is not text."""
     try:
         content = raw.decode("utf-8-sig")  # tolerate a BOM, refuse every other encoding
     except UnicodeDecodeError as exc:
@@ -112,28 +127,39 @@ def load_document(path: str | Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> Docu
     if not _looks_like_text(content):
         raise DocumentError(DocumentError.NOT_TEXT, "mostly control characters or symbols")
     content = content.replace("\r\n", "\n").replace("\r", "\n")
-    meta, body = _split_front_matter(content)
+    return _split_front_matter(content)
+
+
+def make_document(
+    body: str, meta: dict[str, Any], path: Path, *, title_hint: str | None = None, **extra: Any
+) -> Document:
+    """Validate a document from its text and metadata (front matter or sidecar keys).
+
+    Unknown keys are ignored (`ignored_keys`), except one that looks like a misspelt `audience`.
+    Without a title: `title_hint` (the file's own properties), else the first heading, else the
+    file name. `extra` sets the other Document fields (format, pages, warnings, content_hash).
+    """
     body = body.strip()
     if not body or not any(ch.isalnum() for ch in body):
         raise DocumentError(DocumentError.EMPTY, "no text")
 
     unknown = [key for key in meta if key not in FRONT_MATTER_KEYS]
     for key in unknown:
-        if _looks_like_audience(key):
+        if looks_like_audience(key):
             raise DocumentError(
                 DocumentError.INVALID_FIELD, f"{key}: unknown front-matter key; did you mean 'audience'?"
             )
     fields: dict[str, Any] = {k: _scalar_to_str(k, v) for k, v in meta.items() if k in FRONT_MATTER_KEYS}
     fields.setdefault("file_id", _default_file_id(path))
-    fields.setdefault("title", _first_heading(body) or path.stem)
+    fields.setdefault("title", title_hint or _first_heading(body) or path.stem)
     try:
-        return Document(**fields, text=body, source=str(path), ignored_keys=unknown)
+        return Document(**fields, text=body, source=str(path), ignored_keys=unknown, **extra)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'document'}: {e['msg']}" for e in exc.errors())
         raise DocumentError(DocumentError.INVALID_FIELD, problems) from exc
 
 
-def _read_regular(path: Path, max_bytes: int) -> bytes:
+def read_regular(path: Path, max_bytes: int) -> bytes:
     """The bytes of a regular file, never through a symlink, never more than `max_bytes`."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
@@ -185,7 +211,7 @@ def _split_front_matter(content: str) -> tuple[dict[str, Any], str]:
     return meta, rest[close.end():]
 
 
-def _looks_like_audience(key: str) -> bool:
+def looks_like_audience(key: str) -> bool:
     """A key one or two edits from `audience` (or a plural/abbreviation of it): an access-control typo."""
     folded = key.strip().lower().replace("-", "_")
     if folded.startswith(("audien", "audiance", "audence")) or folded in {"audiences", "roles", "role", "visibility"}:

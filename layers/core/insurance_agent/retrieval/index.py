@@ -10,7 +10,7 @@ import atexit
 import json
 import uuid
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -145,6 +145,37 @@ def existing_file_ids(tenant_id: str, page: int = 2048) -> set[str]:
                 return found
 
 
+def tenant_points(tenant_id: str, fields: Sequence[str], *, file_id: str | None = None, page: int = 2048) -> Iterator[dict]:
+    """The payloads (only `fields`) of every chunk of a tenant, or of one of its files; one scroll."""
+    require_tenant(tenant_id)
+    if not collection_exists():
+        return
+    client = get_client()
+    name = get_settings().retrieval.collection
+    conditions = [_match("tenant_id", tenant_id)] + ([_match("file_id", file_id)] if file_id else [])
+    offset = None
+    while True:
+        with qdrant_errors():
+            points, offset = client.scroll(
+                name, scroll_filter=models.Filter(must=conditions), limit=page, offset=offset,
+                with_payload=models.PayloadSelectorInclude(include=list(fields)), with_vectors=False,
+            )
+        for point in points:
+            yield point.payload or {}
+        if offset is None:
+            return
+
+
+def file_sources(tenant_id: str) -> dict[str, dict]:
+    """file_id -> {"chunks": n, **source} for a tenant's documents (source: what ingest recorded)."""
+    found: dict[str, dict] = {}
+    for payload in tenant_points(tenant_id, ["file_id", "title", "source"]):
+        file_id = str(payload.get("file_id"))
+        entry = found.setdefault(file_id, {"title": payload.get("title"), "chunks": 0, **(payload.get("source") or {})})
+        entry["chunks"] += 1
+    return found
+
+
 def ensure_collection() -> None:
     """Create the collection if missing; refuse an existing one whose vectors do not fit the models."""
     name = get_settings().retrieval.collection
@@ -174,8 +205,15 @@ def ensure_collection() -> None:
     _ready.add(name)
 
 
-def upsert_chunks(chunks: Sequence[ChunkPayload], *, batch_size: int = UPSERT_BATCH) -> int:
-    """Embed and write `chunks` in batches; returns how many points were written."""
+def upsert_chunks(
+    chunks: Sequence[ChunkPayload], *, batch_size: int = UPSERT_BATCH, sources: Mapping[str, dict] | None = None,
+) -> int:
+    """Embed and write `chunks` in batches; returns how many points were written.
+
+    `sources` (by file_id) is stored as the payload's `source` object: the document's format,
+    pages, path, extraction warnings and content hash, for `agent documents` and incremental
+    ingest. Retrieval never reads it (ChunkPayload ignores it), so turns do not carry it.
+    """
     if not chunks:
         return 0
     for chunk in chunks:  # before any embedding work: a chunk without a valid tenant is a bug
@@ -195,7 +233,10 @@ def upsert_chunks(chunks: Sequence[ChunkPayload], *, batch_size: int = UPSERT_BA
             vector: dict = {DENSE_VECTOR: d, SPARSE_VECTOR: sp}
             if lt is not None:
                 vector[LATE_VECTOR] = lt
-            points.append(models.PointStruct(id=point_id(chunk.tenant_id, chunk.chunk_id), vector=vector, payload=chunk.model_dump()))
+            payload = chunk.model_dump()
+            if sources and chunk.file_id in sources:
+                payload["source"] = sources[chunk.file_id]
+            points.append(models.PointStruct(id=point_id(chunk.tenant_id, chunk.chunk_id), vector=vector, payload=payload))
         with qdrant_errors():
             client.upsert(name, points=points, wait=True)
     return len(chunks)

@@ -9,6 +9,12 @@ Documents are untrusted input. Only regular files under the folder are read: sym
 files or folders) are never followed and are reported as skipped, like over-sized, binary or
 text-less files. Chunks with instruction-like text are flagged (payload `flags`, and `flagged` in
 the report). Time is linear in the corpus: old chunks are only looked for in files that had some.
+
+Formats: Markdown and text here; PDF, DOCX and HTML through the `insurance_ingest` package (the
+ingest path only: it imports the parsing libraries, which no Lambda handler loads). Ingest is
+incremental: every chunk records its file's content hash and path (payload `source`), and a file
+whose bytes and sidecar are unchanged is not parsed or embedded again. `sync=True` also removes
+the documents of files no longer in the folder.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from insurance_agent.retrieval.chunking import chunk_document
 from insurance_agent.policy.untrusted import INSTRUCTION_LIKE
 from insurance_agent.retrieval.documents import MAX_DOCUMENT_BYTES, Document, DocumentError, load_document
 
-SUFFIXES = (".md", ".txt")
+SUFFIXES = (".md", ".txt")  # without insurance_ingest; with it, its SUFFIXES
 logger = logging.getLogger(__name__)
 EMBED_BATCH = 32
 NO_CHUNKS = "no_chunks"
@@ -59,8 +65,13 @@ class FlaggedFile(BaseModel):
 
 
 class IngestReport(BaseModel):
-    files: int = 0
+    files: int = 0  # files written (added + changed)
     chunks: int = 0
+    # Incremental ingest, by file (path relative to the folder; removed: file ids).
+    added: list[str] = Field(default_factory=list)
+    changed: list[str] = Field(default_factory=list)
+    unchanged: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
     skipped: list[SkippedFile] = Field(default_factory=list)
     # Ingested files with something ignored (e.g. an unknown front-matter key).
     warnings: list[IngestWarning] = Field(default_factory=list)
@@ -85,9 +96,11 @@ class _Writer:
         self.done = 0
         self._seen: dict[str, str] = {}
         self._pending: list[tuple[str, list[ChunkPayload]]] = []
+        self._sources: dict[str, dict] = {}
+        self._status: dict[str, tuple[str, str]] = {}  # file_id -> (added | changed, label)
         self._pending_chunks = 0
 
-    def add(self, doc: Document, label: str) -> None:
+    def add(self, doc: Document, label: str, status: str | None = None) -> None:
         if doc.file_id in self._seen:
             # Two files with one id would overwrite each other's chunks; keep the first.
             self.skip(label, DUPLICATE_FILE_ID, f"{doc.file_id!r} is already used by {self._seen[doc.file_id]}")
@@ -96,6 +109,8 @@ class _Writer:
         if doc.ignored_keys:
             keys = ", ".join(doc.ignored_keys)
             self.report.warnings.append(IngestWarning(path=label, detail=f"ignored front-matter keys: {keys}"))
+        for warning in doc.warnings:
+            self.report.warnings.append(IngestWarning(path=label, detail=warning))
         chunks = chunk_document(doc, self.tenant_id)
         if not chunks:
             self.skip(label, NO_CHUNKS, "only headings or markup")
@@ -107,6 +122,11 @@ class _Writer:
             if INSTRUCTION_LIKE in flags:
                 logger.warning("document has instruction-like text", extra={"file": label, "chunks": len(flagged)})
         self._pending.append((doc.file_id, chunks))
+        self._sources[doc.file_id] = {"path": label, "format": doc.format, "pages": doc.pages,
+                                      "warnings": list(doc.warnings), "hash": doc.content_hash}
+        if status is None:
+            status = "changed" if self.existing is None or doc.file_id in self.existing else "added"
+        self._status[doc.file_id] = (status, label)
         self._pending_chunks += len(chunks)
         if self._pending_chunks >= self.batch_size:
             self.flush()
@@ -119,15 +139,27 @@ class _Writer:
         if not self._pending:
             return
         chunks = [chunk for _, file_chunks in self._pending for chunk in file_chunks]
-        index.upsert_chunks(chunks, batch_size=self.batch_size)
+        index.upsert_chunks(chunks, batch_size=self.batch_size,
+                            sources={file_id: self._sources[file_id] for file_id, _ in self._pending})
         for file_id, file_chunks in self._pending:
             if self.existing is None or file_id in self.existing:
                 index.delete_stale(self.tenant_id, file_id, keep=file_chunks)
+            status, label = self._status[file_id]
+            (self.report.added if status == "added" else self.report.changed).append(label)
         self.report.files += len(self._pending)
         self.report.chunks += len(chunks)
         files = len(self._pending)
         self._pending, self._pending_chunks = [], 0
         self._advance(files)
+
+    def unchanged(self, label: str, file_id: str) -> None:
+        self._seen[file_id] = label
+        self.report.unchanged.append(label)
+        self._advance(1)
+
+    @property
+    def file_ids(self) -> set[str]:
+        return set(self._seen)
 
     def _advance(self, files: int) -> None:
         self.done += files
@@ -135,8 +167,8 @@ class _Writer:
             self.progress(self.done, self.total)
 
 
-def _candidates(root: Path) -> tuple[list[Path], list[SkippedFile]]:
-    """.md/.txt regular files below `root` (sorted), and the symlinks and special files passed over.
+def _candidates(root: Path, suffixes: tuple[str, ...] = SUFFIXES) -> tuple[list[Path], list[SkippedFile]]:
+    """Regular files below `root` with one of `suffixes` (sorted), and the symlinks and special files passed over.
 
     os.walk without followlinks never enters a linked folder; entries are checked with lstat, so a
     link is reported, not read. Hidden files and folders are ignored.
@@ -152,7 +184,7 @@ def _candidates(root: Path) -> tuple[list[Path], list[SkippedFile]]:
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (base / d).is_symlink())
         for name in sorted(names):
             path = base / name
-            if name.startswith(".") or path.suffix.lower() not in SUFFIXES:
+            if name.startswith(".") or path.suffix.lower() not in suffixes:
                 continue
             mode = path.lstat().st_mode
             if stat.S_ISREG(mode):
@@ -163,36 +195,68 @@ def _candidates(root: Path) -> tuple[list[Path], list[SkippedFile]]:
     return sorted(files), passed
 
 
+def _loader(max_bytes: int | None) -> tuple[tuple[str, ...], Callable[[Path], Document], Callable[[Path], str] | None]:
+    """(suffixes, load, content hash) of the installed loaders: every format with insurance_ingest, else .md/.txt."""
+    limit = max_bytes or int(os.environ.get("AGENT_MAX_DOCUMENT_BYTES") or MAX_DOCUMENT_BYTES)
+    try:
+        import insurance_ingest
+    except ImportError:  # a layer without the ingest package: Markdown and text only, never incremental
+        return SUFFIXES, lambda path: load_document(path, max_bytes=limit), None
+    limits = insurance_ingest.Limits.from_env()
+    if max_bytes:
+        from dataclasses import replace
+
+        limits = replace(limits, text_bytes=max_bytes)
+    return (insurance_ingest.SUFFIXES, lambda path: insurance_ingest.load_file(path, limits),
+            lambda path: insurance_ingest.content_hash(path, limits))
+
+
 def ingest_directory(
     path: str | Path, tenant_id: str, *, reset: bool = False, progress: Progress | None = None,
-    max_bytes: int | None = None,
+    max_bytes: int | None = None, sync: bool = False,
 ) -> IngestReport:
-    """Ingest every regular .md/.txt file below `path` (sorted; hidden files and folders, symlinks ignored).
+    """Ingest every supported regular file below `path` (sorted; hidden files and folders, symlinks ignored).
 
-    `max_bytes` (default AGENT_MAX_DOCUMENT_BYTES, else 1 MiB): larger files are reported and skipped.
+    Unchanged files (same content hash, same path) are neither parsed nor embedded again.
+    `sync`: documents of the tenant that no file of the folder produced are removed (`removed`).
+    `max_bytes` (default AGENT_MAX_DOCUMENT_BYTES, else 1 MiB): larger text files are reported and
+    skipped (other formats: insurance_ingest.Limits).
     """
     started = time.perf_counter()
     require_tenant(tenant_id)
     root = Path(path)
     if not root.is_dir():
         raise InvalidInputError(f"{root} is not a folder")
-    limit = max_bytes or int(os.environ.get("AGENT_MAX_DOCUMENT_BYTES") or MAX_DOCUMENT_BYTES)
-    files, passed = _candidates(root)
+    suffixes, load, digest = _loader(max_bytes)
+    files, passed = _candidates(root, suffixes)
     if reset:
         index.reset(tenant_id)
-    existing = set() if reset else index.existing_file_ids(tenant_id)
-    writer = _Writer(tenant_id, len(files) + len(passed), progress, existing=existing)
+    known = {} if reset else index.file_sources(tenant_id)
+    by_path = {entry.get("path"): (file_id, entry.get("hash")) for file_id, entry in known.items() if entry.get("path")}
+    writer = _Writer(tenant_id, len(files) + len(passed), progress, existing=set(known))
+    kept: set[str] = set()
     for skipped in passed:
         writer.skip(skipped.path, skipped.reason, skipped.detail)
     for file in files:
         label = file.relative_to(root).as_posix()
         try:
-            doc = load_document(file, max_bytes=limit)
+            if digest is not None and label in by_path:
+                file_id, previous = by_path[label]
+                if previous and digest(file) == previous and file_id not in writer.file_ids:
+                    writer.unchanged(label, file_id)
+                    continue
+            doc = load(file)
         except DocumentError as exc:
             writer.skip(label, exc.reason, exc.detail)
+            if label in by_path:  # a broken edit keeps the last good version, also under sync
+                kept.add(by_path[label][0])
             continue
         writer.add(doc, label)
     writer.flush()
+    if sync:
+        for file_id in sorted(set(known) - writer.file_ids - kept):
+            index.delete_file(tenant_id, file_id)
+            writer.report.removed.append(file_id)
     writer.report.seconds = round(time.perf_counter() - started, 3)
     return writer.report
 
