@@ -7,7 +7,7 @@ layer lists depend on it), unzipped, as Lambda counts against its 250 MB limit. 
 are images (10 GB limit): their size is the image's. Also checked: the thin nodes carry no numpy or
 onnxruntime. With --import-check (needs Docker and the base image, `make lambda-up`), each zip
 function's handler and its model provider are imported in the base image with exactly its own
-packages on sys.path, for both providers. Exits 1 when a check fails.
+packages on sys.path, for every provider. Exits 1 when a check fails.
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "local"))
 
-from agent_local.template import load_template, resources_of_type  # noqa: E402
+from agent_local.template import load_template, parameter_defaults, resolve, resources_of_type  # noqa: E402
 
 ZIP_LIMIT_MB = 250
 IMAGE_LIMIT_MB = 10 * 1024
+PROVIDERS = ("bedrock", "openai", "local")
 THIN = {"LoadMemoryFunction", "AccountFunction", "EscalateFunction", "WriteMemoryFunction"}
 HEAVY = ("numpy", "onnxruntime")
 BASE_IMAGE = "public.ecr.aws/lambda/python:3.12-x86_64"
@@ -43,19 +44,11 @@ def folder_bytes(path: Path) -> int:
     return total
 
 
-def layers_of(resource: dict, provider: str) -> list[str]:
-    """Logical ids of a function's layers with ModelProvider=`provider` (resolves IsLocalProvider)."""
-    result = []
-    for entry in resource["Properties"].get("Layers", []):
-        if "Fn::If" in entry:
-            condition, when_true, when_false = entry["Fn::If"]
-            if condition != "IsLocalProvider":
-                raise SystemExit(f"unexpected layer condition {condition}")
-            entry = when_true if provider == "local" else when_false
-        ref = entry.get("Ref")
-        if ref and ref != "AWS::NoValue":
-            result.append(ref)
-    return result
+def layers_of(template: dict, resource: dict, provider: str) -> list[str]:
+    """Logical ids of a function's layers with ModelProvider=`provider`, its conditions resolved."""
+    values = parameter_defaults(template) | {"ModelProvider": provider}
+    layers = [resolve(template, values, entry) for entry in resource["Properties"].get("Layers", [])]
+    return [layer for layer in layers if layer]
 
 
 def image_mb(build_dir: Path, logical: str) -> float | None:
@@ -102,8 +95,8 @@ def main() -> int:
     for logical, resource in resources_of_type(template, "AWS::Serverless::Function").items():
         if resource["Properties"].get("PackageType") == "Image":
             size = image_mb(build_dir, logical)
-            rows.append({"function": logical, "package": "image", "bedrock_mb": size, "local_mb": size,
-                         "limit_mb": IMAGE_LIMIT_MB})
+            rows.append({"function": logical, "package": "image", "limit_mb": IMAGE_LIMIT_MB}
+                        | {f"{provider}_mb": size for provider in PROVIDERS})
             if size is None:
                 failures.append(f"{logical}: built image not found (docker)")
             elif size > IMAGE_LIMIT_MB:
@@ -111,8 +104,8 @@ def main() -> int:
             continue
         own = folder_bytes(build_dir / logical) / 1e6
         row = {"function": logical, "package": "zip", "limit_mb": ZIP_LIMIT_MB}
-        for provider in ("bedrock", "local"):
-            layers = layers_of(resource, provider)
+        for provider in PROVIDERS:
+            layers = layers_of(template, resource, provider)
             if len(set(layers)) != len(layers):
                 failures.append(f"{logical}: a layer is listed twice ({layers})")
             total = own + sum(layer_mb[layer] for layer in layers)
@@ -133,12 +126,11 @@ def main() -> int:
     if args.json:
         print(json.dumps({"functions": rows, "layers_mb": layer_mb, "failures": failures}, indent=2))
     else:
-        print("| function | package | MB with ModelProvider=bedrock | MB with ModelProvider=local | limit MB |")
-        print("|---|---|---|---|---|")
+        print("| function | package | " + " | ".join(f"MB with ModelProvider={p}" for p in PROVIDERS) + " | limit MB |")
+        print("|---|---|" + "---|" * len(PROVIDERS) + "---|")
         for row in rows:
-            bedrock = f"{row['bedrock_mb']:.0f}" if row["bedrock_mb"] is not None else "?"
-            local = f"{row['local_mb']:.0f}" if row["local_mb"] is not None else "?"
-            print(f"| {row['function']} | {row['package']} | {bedrock} | {local} | {row['limit_mb']} |")
+            sizes = [f"{row[f'{p}_mb']:.0f}" if row[f"{p}_mb"] is not None else "?" for p in PROVIDERS]
+            print(f"| {row['function']} | {row['package']} | {' | '.join(sizes)} | {row['limit_mb']} |")
         print("\nlayers (MB unzipped): " + ", ".join(f"{k} {v:.0f}" for k, v in layer_mb.items()))
         for failure in failures:
             print(f"FAIL {failure}")

@@ -55,6 +55,7 @@ class Deployable:
 DEPLOYABLES = [
     Deployable("layers/core"),
     Deployable("layers/model"),
+    Deployable("layers/openai"),
     Deployable("layers/text"),
     Deployable("containers/retrieve"),
     Deployable("containers/triage"),

@@ -442,7 +442,7 @@ def test(args: argparse.Namespace) -> int:
         if not args.skip_build:
             log("sam build (zip functions with their layers, Retrieve and Triage as images)")
             log(f"sam build took {build(home):.0f} s")
-        log("package sizes, and each zip handler imported with only its own packages (both providers)")
+        log("package sizes, and each zip handler imported with only its own packages (every provider)")
         sizes = subprocess.run([_python(), str(REPO_ROOT / "benchmarks" / "package_sizes.py"), "--import-check"],
                                cwd=REPO_ROOT, capture_output=True, text=True)
         print(sizes.stdout, flush=True)

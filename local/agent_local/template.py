@@ -83,8 +83,9 @@ def referenced_parameters(template: dict[str, Any], value: Any) -> set[str]:
                 found.update(name for name in re.findall(r"\$\{([\w:]+)\}", node["Fn::Sub"]) if name in parameters)
             if isinstance(node.get("Fn::If"), list) and isinstance(node["Fn::If"][0], str):
                 walk(template["Conditions"][node["Fn::If"][0]])
-            if isinstance(node.get("Condition"), str):
-                walk(template["Conditions"][node["Condition"]])
+            for key in ("Condition", "Fn::Condition"):
+                if isinstance(node.get(key), str) and node[key] in template.get("Conditions", {}):
+                    walk(template["Conditions"][node[key]])
             for child in node.values():
                 walk(child)
         elif isinstance(node, list):
@@ -97,8 +98,9 @@ def referenced_parameters(template: dict[str, Any], value: Any) -> set[str]:
 
 def _holds(template: dict[str, Any], parameters: dict[str, str], condition: str | dict[str, Any]) -> bool:
     expression = template["Conditions"][condition] if isinstance(condition, str) else condition
-    if "Condition" in expression:
-        return _holds(template, parameters, expression["Condition"])
+    for key in ("Condition", "Fn::Condition"):  # how a condition names another (the loader's short form)
+        if key in expression:
+            return _holds(template, parameters, expression[key])
     if "Fn::Equals" in expression:
         left, right = (resolve(template, parameters, side) for side in expression["Fn::Equals"])
         return left == right

@@ -105,7 +105,7 @@ def test_the_development_lock_pins_every_dependency_and_extra():
 
 
 def test_every_build_installs_with_its_lock():
-    for layer in ("core", "model", "text"):
+    for layer in ("core", "model", "openai", "text"):
         makefile = (REPO_ROOT / "layers" / layer / "Makefile").read_text()
         assert re.search(r"^PIP := .*pip install .* -c requirements\.lock$", makefile, re.MULTILINE), layer
         installs = [line for line in makefile.splitlines() if "pip install" in line or "requirements.txt" in line]

@@ -157,7 +157,7 @@ def test_model_policies_grant_the_configured_models_only_through_their_profile(t
         assert routed["Resource"][0]["Fn::Sub"].startswith("arn:${AWS::Partition}:bedrock:*::foundation-model/")
         assert "bedrock:InferenceProfileArn" in routed["Condition"]["StringEquals"]
     env = template["Globals"]["Function"]["Environment"]["Variables"]
-    assert env["SMALL_MODEL_ID"]["Fn::If"][1] == {"Fn::Sub": "${InferenceProfileScope}.${SmallModelId}"}
+    assert env["SMALL_MODEL_ID"]["Fn::If"][2]["Fn::If"][1] == {"Fn::Sub": "${InferenceProfileScope}.${SmallModelId}"}
 
 
 def test_every_function_and_the_state_machine_publish_an_alias_that_the_graph_calls(template):
@@ -179,3 +179,27 @@ def test_every_task_retries_lambdas_transient_errors_with_jitter():
         (retry,) = task["Retry"]
         assert "Lambda.ClientExecutionTimeoutException" in retry["ErrorEquals"], name
         assert retry["JitterStrategy"] == "FULL", name
+
+
+def test_the_openai_provider_gets_its_layer_its_model_names_and_only_its_secret(template):
+    from agent_local.template import parameter_defaults, resolve
+
+    values = parameter_defaults(template) | {"ModelProvider": "openai", "OpenAISmallModel": "qwen-small",
+                                             "OpenAIMainModel": "qwen-main", "OpenAIBaseUrl": "https://llm.internal/v1",
+                                             "OpenAIApiKeySecretArn": "arn:aws:secretsmanager:eu-central-1:1:secret:k"}
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert resolve(template, values, env["SMALL_MODEL_ID"]) == "qwen-small"
+    assert resolve(template, values, env["MAIN_MODEL_ID"]) == "qwen-main"
+    assert resolve(template, values, env["OPENAI_BASE_URL"]) == "https://llm.internal/v1"
+    assert resolve(template, values, env["OPENAI_API_KEY_SECRET"]).endswith(":secret:k")
+    bedrock = parameter_defaults(template)
+    assert resolve(template, bedrock, env["OPENAI_BASE_URL"]) is None  # nothing of it with Bedrock
+    assert resolve(template, bedrock | {"OpenAIApiKeySecretArn": "arn:x"}, env["OPENAI_API_KEY_SECRET"]) is None
+    functions = resources_of_type(template, "AWS::Serverless::Function")
+    model_zips = [name for name, f in functions.items() if len(f["Properties"].get("Layers", [])) == 2]
+    assert len(model_zips) == 5
+    for name in model_zips:
+        layers = [resolve(template, values, entry) for entry in functions[name]["Properties"]["Layers"]]
+        assert layers == ["CoreLayer", "OpenAILayer"], name
+        policies = json.dumps(functions[name]["Properties"]["Policies"])
+        assert '"HasOpenAIKeySecret"' in policies and "OpenAIApiKeySecretArn" in policies, name
