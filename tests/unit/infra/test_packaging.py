@@ -21,10 +21,12 @@ NOT_IN_CORE = ["shekar", "py_rust_stemmers", "numpy", "onnxruntime", "sentencepi
 THIN = ["load_memory", "account", "escalate", "write_memory"]
 
 
-def _run_blocked(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def _run_blocked(code: str, env: dict[str, str] | None = None, blocked: list[str] = NOT_IN_CORE
+                 ) -> subprocess.CompletedProcess:
+    """`code` in a process that cannot import the packages of `blocked` (they are not in the package)."""
     prelude = textwrap.dedent(f"""
         import importlib.abc, sys
-        BLOCKED = {NOT_IN_CORE!r}
+        BLOCKED = {blocked!r}
         class Block(importlib.abc.MetaPathFinder):
             def find_spec(self, name, path=None, target=None):
                 if name.split(".")[0] in BLOCKED:
@@ -164,24 +166,13 @@ NODES = sorted(path.parent.name for path in (REPO_ROOT / "functions").glob("*/ap
 
 @pytest.mark.parametrize("node", NODES)
 def test_no_handler_imports_a_document_parser(node):
-    blocker = textwrap.dedent(f"""
-        import importlib.abc, importlib.util, sys
-        PARSERS = {PARSERS!r}
-        class Block(importlib.abc.MetaPathFinder):
-            def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] in PARSERS:
-                    raise ModuleNotFoundError(f"{{name}} imported by a handler")
-                return None
-        sys.meta_path.insert(0, Block())
+    result = _run_blocked(f"""
+        import importlib.util, sys
         spec = importlib.util.spec_from_file_location("app", "functions/{node}/app.py")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         from insurance_agent.retrieval import catalog, documents, index, ingest  # the core's ingest side too
-        print(sorted(m for m in sys.modules if m.split(".")[0] in PARSERS))
-    """)
-    environment = os.environ | {"AWS_DEFAULT_REGION": "us-east-1", "POWERTOOLS_TRACE_DISABLED": "true",
-                                "MODEL_PROVIDER": "local"}
-    result = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True, env=environment,
-                            cwd=REPO_ROOT)
+        print(sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED))
+    """, {"MODEL_PROVIDER": "local"}, blocked=PARSERS)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "[]"

@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
-from insurance_agent.config import Settings, get_settings
+from insurance_agent.config import ModelSettings
 from insurance_agent.roles.bedrock.client import ConverseCaller
-from insurance_agent.roles.llm.provider import LanguageModelProvider, StructuredCaller
+from insurance_agent.roles.llm.provider import LanguageModelProvider
 
 
 class BedrockProvider(LanguageModelProvider):
+    """`BedrockProvider(client=...)` takes a bedrock-runtime client (tests: one behind a Stubber)."""
+
     name = "bedrock"
 
-    def __init__(
-        self,
-        caller: StructuredCaller | None = None,
-        *,
-        client: object | None = None,
-        settings: Settings | None = None,
-        sleep: Callable[[float], None] | None = None,
-    ) -> None:
-        settings = settings or get_settings()
-        if caller is None:
-            options = {"sleep": sleep} if sleep is not None else {}
-            caller = ConverseCaller(client=client, settings=settings.models, **options)
-        super().__init__(caller, settings)
+    def default_caller(self, settings: ModelSettings, **options: Any) -> ConverseCaller:
+        return ConverseCaller(settings=settings, **options)

@@ -15,10 +15,10 @@ hand-off). A small-talk reply falls back to a fixed sentence rather than an empt
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
-from insurance_agent.config import Settings, get_settings
+from insurance_agent.config import ModelSettings, Settings, get_settings
 from insurance_agent.errors import ModelOutputError
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import (
@@ -118,13 +118,28 @@ class StructuredCaller(Protocol):
 
 
 class LanguageModelProvider(ModelProvider):
-    """The roles over `caller`; a subclass names its service and builds its caller."""
+    """The roles over `caller`; a subclass names its service and builds its default caller."""
 
     name = "language-model"
 
-    def __init__(self, caller: StructuredCaller, settings: Settings | None = None) -> None:
+    def __init__(
+        self,
+        caller: StructuredCaller | None = None,
+        *,
+        settings: Settings | None = None,
+        sleep: Callable[[float], None] | None = None,
+        **caller_options: Any,
+    ) -> None:
         self.settings = settings or get_settings()
+        if caller is None:
+            if sleep is not None:
+                caller_options["sleep"] = sleep
+            caller = self.default_caller(self.settings.models, **caller_options)
         self.caller = caller
+
+    def default_caller(self, settings: ModelSettings, **options: Any) -> StructuredCaller:
+        """The service's caller with `settings` (and test hooks such as `sleep` or a client)."""
+        raise NotImplementedError
 
     @property
     def small(self) -> str:
