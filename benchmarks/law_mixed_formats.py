@@ -1,7 +1,7 @@
 """The insurance-law-fa set with its statutes as an insurer keeps them: PDF, DOCX, HTML, a scan, text, Markdown.
 
     .venv/bin/python benchmarks/law_mixed_formats.py --data ../shared/bench/insurance-law-fa --out law-mixed
-    .venv/bin/python benchmarks/insurance_law_fa.py --data law-mixed      # then compare with --data original
+    .venv/bin/agent eval law-mixed/corpus law-mixed/questions.json --out law-mixed/eval   # then the originals
 
 Each statute is rendered in one format (benchmarks/ingest_formats.py: pandoc, LibreOffice,
 pdftoppm + img2pdf for the scan); the metadata its front matter held goes into a Bedrock-style
