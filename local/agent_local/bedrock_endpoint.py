@@ -14,6 +14,7 @@ request is logged (`GET /_calls`) with the fault it got, so a test counts the mo
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import threading
@@ -107,11 +108,12 @@ class OfflineModel:
 
         self.provider = LocalProvider()
 
-    def answer(self, tool: str, request: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, tool: str, data: dict[str, Any], system: str) -> dict[str, Any]:
+        """The tool call's arguments for the request's data blocks and system prompt."""
         handler = getattr(self, f"_{tool}", None)
         if handler is None:
             raise ValueError(f"no role answers the tool {tool!r}")
-        return handler(_data(request), _system(request))
+        return handler(data, system)
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -259,7 +261,7 @@ class BedrockEndpoint:
         for server in self._servers:
             server.daemon_threads = True
         self._threads: list[threading.Thread] = []
-        self._ids = 0
+        self._ids = itertools.count(1)  # the server answers requests on several threads
 
     def urls(self) -> list[str]:
         return [f"http://{server.server_address[0]}:{server.server_address[1]}" for server in self._servers]
@@ -301,11 +303,11 @@ class BedrockEndpoint:
             return self._message([{"text": "Sorry, the model cannot answer this question."}], "guardrail_intervened")
         if not tool:
             return 400, {"x-amzn-ErrorType": "ValidationException"}, {"message": "this endpoint answers tool calls only"}
-        arguments = self.model.answer(tool, request)
+        data = _data(request)
+        arguments = self.model.answer(tool, data, _system(request))
         if fault:
-            arguments = _corrupt(tool, fault.kind, arguments, _data(request))
-        self._ids += 1
-        return self._message([{"toolUse": {"toolUseId": f"tooluse_{self._ids:06d}", "name": tool,
+            arguments = _corrupt(tool, fault.kind, arguments, data)
+        return self._message([{"toolUse": {"toolUseId": f"tooluse_{next(self._ids):06d}", "name": tool,
                                            "input": arguments}}], "tool_use")
 
     @staticmethod

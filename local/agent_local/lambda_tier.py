@@ -333,16 +333,11 @@ def run_conversation(stack, payloads: list[dict[str, Any]]) -> list[dict[str, An
     return [outcome(stack.run_turn(payload)) for payload in payloads]
 
 
-def _language_of(text: str) -> str:
-    persian = sum(1 for ch in text if "\u0600" <= ch <= "\u06ff")
-    latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
-    return "fa" if persian >= latin else "en"
-
-
 def run_faults(stack, endpoint) -> list[dict[str, Any]]:  # noqa: ANN001 - LocalStack, BedrockEndpoint
     """Each case of FAULT_CASES on a turn of its own, through the ASL and the containers: what it returned."""
     from agent_local.bedrock_endpoint import INVENTED_FIGURE, Fault
     from insurance_agent.store import threads, turns
+    from insurance_agent.text import detect_language
 
     rows = []
     for number, (label, tool, kind, times, seconds) in enumerate(FAULT_CASES):
@@ -374,7 +369,7 @@ def run_faults(stack, endpoint) -> list[dict[str, Any]]:  # noqa: ANN001 - Local
         cited = [c.get("chunk_id", "") for c in reply.get("citations") or []]
         message = reply.get("message") or ""
         wrong = status == "answer" and (any(c.endswith("#9999") for c in cited) or INVENTED_FIGURE in message
-                                        or _language_of(message) != "fa" or not cited)
+                                        or detect_language(message) != "fa" or not cited)
         rows.append(row | {"status": status, "reason": reply.get("reason"), "llm_calls": reply["trace"]["llm_calls"],
                            "consistent": consistent, "wrong_answer": wrong})
         log(f"fault {label} ({kind} on {tool}): {status} {reply.get('reason') or ''} "

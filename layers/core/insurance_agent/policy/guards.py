@@ -21,7 +21,7 @@ from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Calculation, GenerateResult
 from insurance_agent.policy.money import calculation_violations
 from insurance_agent.policy.untrusted import instruction_sentences
-from insurance_agent.text import numbers_in, tokens
+from insurance_agent.text import detect_language, numbers_in, tokens
 
 # Letters of its own words past which an answer in the other script is in the wrong language (a
 # product name or a short term of the other language is not).
@@ -64,24 +64,17 @@ def number_guard(
     return sorted(numbers_in(answer) - allowed)
 
 
-def _script(word: str) -> str | None:
-    if any("\u0600" <= ch <= "\u06ff" for ch in word):
-        return "fa"
-    return "en" if any(ch.isascii() and ch.isalpha() for ch in word) else None
-
-
 def language_guard(answer: str, cited_chunks: Iterable[RetrievedChunk], language: str) -> bool:
     """True when the answer's own words (those of no cited chunk) in the other language's script
     outweigh everything it writes in the turn's language."""
     quoted = {word for chunk in cited_chunks for word in tokens(f"{chunk.title} {chunk.text}")}
-    other = "en" if language == "fa" else "fa"
     own_other = written = 0
     for word in tokens(answer):
-        script = _script(word)
-        if script == language:
-            written += sum(ch.isalpha() for ch in word)
-        elif script == other and word not in quoted:
-            own_other += sum(ch.isalpha() for ch in word)
+        letters = sum(ch.isalpha() for ch in word)  # digits and marks count for neither script
+        if detect_language(word) == language:
+            written += letters
+        elif word not in quoted:
+            own_other += letters
     return own_other >= WRONG_SCRIPT_MIN_LETTERS and own_other > written
 
 

@@ -51,21 +51,6 @@ def runtime_client() -> Any:
     return boto3.client("bedrock-runtime", region_name=settings.bedrock_region, config=config)
 
 
-def is_transient(error: BaseException) -> bool:
-    """Throttling, a 5xx, a timeout or a dropped connection: worth another attempt."""
-    if isinstance(error, ClientError):
-        code = error.response.get("Error", {}).get("Code", "")
-        status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
-        return code in RETRYABLE_CODES or status == 429 or status >= 500
-    return isinstance(error, BotoConnectionError | ReadTimeoutError | ConnectionClosedError)
-
-
-def _error_code(error: BaseException) -> str:
-    if isinstance(error, ClientError):
-        return error.response.get("Error", {}).get("Code", "ClientError")
-    return type(error).__name__
-
-
 class ConverseCaller(RetryingCaller):
     """Calls one model through ChatBedrockConverse.with_structured_output (a forced tool call), as configured."""
 
@@ -106,10 +91,16 @@ class ConverseCaller(RetryingCaller):
         return self.chat_model(model_id).with_structured_output(schema, include_raw=True)
 
     def is_transient(self, error: BaseException) -> bool:
-        return is_transient(error)
+        if isinstance(error, ClientError):
+            code = error.response.get("Error", {}).get("Code", "")
+            status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+            return code in RETRYABLE_CODES or status == 429 or status >= 500
+        return isinstance(error, BotoConnectionError | ReadTimeoutError | ConnectionClosedError)
 
     def error_code(self, error: BaseException) -> str:
-        return _error_code(error)
+        if isinstance(error, ClientError):
+            return error.response.get("Error", {}).get("Code", "ClientError")
+        return type(error).__name__
 
     def refusal(self, raw: Any) -> str | None:
         stop = (raw.response_metadata or {}).get("stopReason")
