@@ -70,7 +70,7 @@ def half_of(question_id: int | str) -> str:
 
 def load(path: Path):
     """Documents (one per paragraph) and questions as (file_id, qa) pairs."""
-    from insurance_agent.retrieval.documents import Document
+    from insurance_search.documents import Document
 
     data = json.loads(path.read_text(encoding="utf-8"))["data"]
     documents, questions = [], []
@@ -191,9 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     home = args.home or Path(tempfile.mkdtemp(prefix="agent-pqa-"))
     configure(home)
     sys.path.insert(0, str(REPO / "local"))
-    from insurance_agent.lexical import contains
-    from insurance_agent.retrieval.chunking import chunk_document
-    from insurance_agent.retrieval.ingest import ingest_documents
+    from insurance_offline.lexical import contains
+    from insurance_search.chunking import chunk_document
+    from insurance_search.ingest import ingest_documents
 
     from agent_local.stack import LocalStack
 
@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         impossible = [q for q in impossible if half_of(q[1]["id"]) == args.half]
     started = time.perf_counter()
     if args.skip_ingest:
-        from insurance_agent.retrieval.ingest import IngestReport
+        from insurance_search.ingest import IngestReport
 
         report = IngestReport(files=len(documents), chunks=0)
     else:

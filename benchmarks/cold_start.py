@@ -354,7 +354,7 @@ def init_rows(template: dict[str, Any], runs: int, invokes: int) -> tuple[dict[s
 def retrieve_figures(image: str, runs: int) -> dict[str, float]:
     code = (
         "import time, json; t = time.perf_counter(); import app; imported = time.perf_counter() - t\n"
-        "from insurance_agent.retrieval.search import search\n"
+        "from insurance_search.search import search\n"
         "t = time.perf_counter(); search('دوره انتظار زایمان', tenant_id='sepehr', roles=['user']); "
         "first = time.perf_counter() - t\n"
         "t = time.perf_counter(); search('فرانشیز بیمه بدنه', tenant_id='sepehr', roles=['user']); "

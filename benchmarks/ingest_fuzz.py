@@ -130,7 +130,7 @@ def _mutants(rng: random.Random, count: int):
 
 
 def fuzz(count: int, seed: int) -> dict:
-    from insurance_agent.retrieval.documents import DocumentError
+    from insurance_search.documents import DocumentError
     from insurance_ingest import load_file
 
     rng = random.Random(seed)
@@ -163,7 +163,7 @@ def fuzz(count: int, seed: int) -> dict:
 
 
 def hostile_run() -> list[dict]:
-    from insurance_agent.retrieval.documents import DocumentError
+    from insurance_search.documents import DocumentError
     from insurance_ingest import load_file
 
     rows = []

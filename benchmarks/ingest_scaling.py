@@ -74,10 +74,10 @@ def generate(folder: Path, megabytes: float, file_kb: int, seed: int = 11) -> tu
 
 
 def sparse_leg(folder: Path, tenant: str) -> tuple[int, float]:
-    from insurance_agent.retrieval.chunking import chunk_document, embedding_text, encoder_text
-    from insurance_agent.retrieval.documents import load_document
-    from insurance_agent.retrieval.embeddings import sparse_encoder
-    from insurance_agent.retrieval.ingest import _candidates
+    from insurance_search.chunking import chunk_document, embedding_text, encoder_text
+    from insurance_search.documents import load_document
+    from insurance_search.embeddings import sparse_encoder
+    from insurance_search.ingest import _candidates
 
     encoder = sparse_encoder()
     started = time.perf_counter()
@@ -97,8 +97,8 @@ def sparse_leg(folder: Path, tenant: str) -> tuple[int, float]:
 
 
 def full_leg(folder: Path, tenant: str) -> tuple[int, float]:
-    from insurance_agent.retrieval import index
-    from insurance_agent.retrieval.ingest import ingest_directory
+    from insurance_search import index
+    from insurance_search.ingest import ingest_directory
 
     home = Path(tempfile.mkdtemp(prefix="ingest-scaling-home-"))
     os.environ["AGENT_HOME"] = str(home)

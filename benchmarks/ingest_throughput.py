@@ -56,7 +56,7 @@ def build_folder(corpus: Path, folder: Path) -> dict[str, str]:
 
 
 def fresh_store(root: Path, name: str) -> None:
-    from insurance_agent.retrieval import index
+    from insurance_search import index
 
     os.environ["AGENT_HOME"] = str(root / name)
     os.environ["AGENT_QDRANT_PATH"] = str(root / name / "qdrant")
@@ -65,7 +65,7 @@ def fresh_store(root: Path, name: str) -> None:
 
 
 def chunk_texts(folder: Path) -> list[str]:
-    from insurance_agent.retrieval.chunking import chunk_document, embedding_text, encoder_text
+    from insurance_search.chunking import chunk_document, embedding_text, encoder_text
     from insurance_ingest import load_file
 
     texts = []
@@ -75,7 +75,7 @@ def chunk_texts(folder: Path) -> list[str]:
 
 
 def dense_alone(texts: list[str], batch: int) -> tuple[float, list[list[float]]]:
-    from insurance_agent.retrieval.embeddings import dense_encoder
+    from insurance_search.embeddings import dense_encoder
 
     encoder = dense_encoder()
     started = time.perf_counter()
@@ -86,7 +86,7 @@ def dense_alone(texts: list[str], batch: int) -> tuple[float, list[list[float]]]
 
 
 def _worker_embed(texts: list[str]) -> list[list[float]]:
-    from insurance_agent.retrieval.embeddings import dense_encoder
+    from insurance_search.embeddings import dense_encoder
 
     return dense_encoder().embed_passages(texts)
 
@@ -118,9 +118,9 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("AGENT_LATE_MODEL", "none")
-    from insurance_agent.retrieval import index
-    from insurance_agent.retrieval.embeddings import dense_encoder
-    from insurance_agent.retrieval.ingest import ingest_directory
+    from insurance_search import index
+    from insurance_search.embeddings import dense_encoder
+    from insurance_search.ingest import ingest_directory
 
     result: dict = {"cores": os.cpu_count(), "load_start": round(os.getloadavg()[0], 1)}
     with tempfile.TemporaryDirectory(prefix="ingest-throughput-") as tmp:

@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     configure(home)
     sys.path.insert(0, str(REPO / "local"))
     from insurance_agent.config import get_settings
-    from insurance_agent.retrieval.ingest import ingest_directory
+    from insurance_search.ingest import ingest_directory
     from insurance_agent.store.accounts import DynamoAccountsSource, PolicyRecord
 
     from agent_local.stack import LocalStack

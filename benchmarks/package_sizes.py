@@ -24,7 +24,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "local"))
 
-from agent_local.template import load_template, parameter_defaults, resolve, resources_of_type  # noqa: E402
+from agent_local.template import layers_of, load_template, resources_of_type  # noqa: E402
 
 ZIP_LIMIT_MB = 250
 IMAGE_LIMIT_MB = 10 * 1024
@@ -42,13 +42,6 @@ def folder_bytes(path: Path) -> int:
             if not file.is_symlink():
                 total += file.stat().st_size
     return total
-
-
-def layers_of(template: dict, resource: dict, provider: str) -> list[str]:
-    """Logical ids of a function's layers with ModelProvider=`provider`, its conditions resolved."""
-    values = parameter_defaults(template) | {"ModelProvider": provider}
-    layers = [resolve(template, values, entry) for entry in resource["Properties"].get("Layers", [])]
-    return [layer for layer in layers if layer]
 
 
 def image_mb(build_dir: Path, logical: str) -> float | None:

@@ -61,7 +61,7 @@ def configure(home: Path, collection: str, late_model: str) -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ.setdefault("FASTEMBED_CACHE_PATH", str(home / "fastembed_cache"))
     from insurance_agent.config import get_settings
-    from insurance_agent.retrieval import embeddings, index
+    from insurance_search import embeddings, index
 
     get_settings.cache_clear()
     index.reset_caches()
@@ -116,7 +116,7 @@ def pct(values: list[float], q: float) -> float:
 
 # -- data -------------------------------------------------------------------------------------------
 def load_persianqa(path: Path):
-    from insurance_agent.retrieval.documents import Document
+    from insurance_search.documents import Document
 
     data = json.loads(path.read_text(encoding="utf-8"))["data"]
     docs, questions = [], []
@@ -190,9 +190,9 @@ def paired_ranks(a: list[int | None], b: list[int | None]) -> dict:
 
 def run_quality(args, docs, questions) -> dict:
     from insurance_agent.config import get_settings
-    from insurance_agent.retrieval import embeddings
-    from insurance_agent.retrieval.ingest import ingest_documents
-    from insurance_agent.retrieval.search import search
+    from insurance_search import embeddings
+    from insurance_search.ingest import ingest_documents
+    from insurance_search.search import search
     from insurance_agent.text import tokens
 
     settings = get_settings().retrieval
@@ -282,8 +282,8 @@ def run_quality(args, docs, questions) -> dict:
 
 # -- encoder throughput -----------------------------------------------------------------------------
 def run_encoders(args, docs) -> dict:
-    from insurance_agent.retrieval import embeddings
-    from insurance_agent.retrieval.chunking import chunk_document, embedding_text
+    from insurance_search import embeddings
+    from insurance_search.chunking import chunk_document, embedding_text
 
     chunks = [embedding_text(c) for d in docs for c in chunk_document(d, TENANT)]
     texts = [chunks[i % len(chunks)] for i in range(args.encoder_chunks)]
@@ -317,8 +317,8 @@ def store_worker(size: int, home: Path, vocab_file: Path) -> dict:
     baseline = rss_mib()
     configure(home, f"scale_{size}", "none")
     from insurance_agent.models.chunks import ChunkPayload
-    from insurance_agent.retrieval import embeddings, index
-    from insurance_agent.retrieval import search as search_mod
+    from insurance_search import embeddings, index
+    from insurance_search import search as search_mod
     from qdrant_client import models
 
     vocab = json.loads(vocab_file.read_text(encoding="utf-8"))
@@ -542,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
 
         configure(home, "persianqa", args.late_model)
         from insurance_agent.config import get_settings
-        from insurance_agent.retrieval import chunking
+        from insurance_search import chunking
 
         docs, questions = load_persianqa(args.data)
         if args.questions:

@@ -33,9 +33,9 @@ sys.path.insert(0, str(ROOT / "layers" / "core"))
 from insurance_agent.models.roles import Intent, TriageRequest  # noqa: E402
 from insurance_agent.policy.escalation import load_policy  # noqa: E402
 from insurance_agent.policy.routing import combine, policy_signals  # noqa: E402
-from insurance_agent.retrieval.documents import load_document  # noqa: E402
-from insurance_agent.retrieval.topics import CorpusScope, scope_from_payloads  # noqa: E402
-from insurance_agent.roles.local.triage import LocalTriager  # noqa: E402
+from insurance_search.documents import load_document  # noqa: E402
+from insurance_search.topics import CorpusScope, scope_from_payloads  # noqa: E402
+from insurance_offline.triage import LocalTriager  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 SET = DATA / "routing_set.jsonl"

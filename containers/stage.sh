@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Stage what a function image copies (containers/NODE/Dockerfile) under build/NODE-image/:
-#   python/  its dependencies for python3.12 on Lambda's platform, and the insurance_agent package
+#   python/  its dependencies for python3.12 on Lambda's platform, and the packages it runs: the core,
+#            the retrieval engine and its stemmer; Triage also the offline provider (its classifier)
 #   models/  model folders, from $RETRIEVE_MODELS_DIR when set (retrieve)
 #   index/   an embedded Qdrant store, from $RETRIEVE_INDEX_DIR when set (retrieve, local runs only)
 # Nothing is downloaded inside `docker build`: the container network reaches no registry.
@@ -30,10 +31,14 @@ for node in "$@"; do
 		rm -rf "$out/python/bin"
 		echo "$stamp" >"$out/python/.stamp"
 	fi
-	rm -rf "$out/python/insurance_agent"
-	cp -r layers/core/insurance_agent "$out/python/"
-	# Bytecode in the image: nothing is compiled at cold start.
-	"$PYTHON" -m compileall -q -j 0 "$out/python/insurance_agent"
+	packages=(layers/core/insurance_agent layers/search/insurance_search layers/offline/insurance_text)
+	if [ "$node" = triage ]; then packages+=(layers/offline/insurance_offline); fi
+	for package in "${packages[@]}"; do
+		rm -rf "$out/python/$(basename "$package")"
+		cp -r "$package" "$out/python/"
+		# Bytecode in the image: nothing is compiled at cold start.
+		"$PYTHON" -m compileall -q -j 0 "$out/python/$(basename "$package")"
+	done
 	rm -rf "$out/models" "$out/index" && mkdir -p "$out/models" "$out/index"
 	if [ "$node" = retrieve ]; then
 		if [ -n "${RETRIEVE_MODELS_DIR:-}" ]; then cp -r "$RETRIEVE_MODELS_DIR"/. "$out/models/"; fi

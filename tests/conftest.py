@@ -24,7 +24,7 @@ def agent_home(tmp_path_factory) -> Path:
 def corpus(agent_home):
     """The sample corpus of both tenants in the embedded Qdrant store."""
     from insurance_agent.config import get_settings
-    from insurance_agent.retrieval.ingest import ingest_directory
+    from insurance_search.ingest import ingest_directory
 
     get_settings.cache_clear()
     reports = {

@@ -56,7 +56,7 @@ DEPLOYABLES = [
     Deployable("layers/core"),
     Deployable("layers/model"),
     Deployable("layers/openai"),
-    Deployable("layers/text"),
+    Deployable("layers/offline"),
     Deployable("containers/retrieve"),
     Deployable("containers/triage"),
 ]

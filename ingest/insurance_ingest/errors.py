@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from insurance_agent.retrieval.documents import DocumentError
+from insurance_search.documents import DocumentError
 
 
 class LoadError(DocumentError):

@@ -6,7 +6,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from insurance_agent.retrieval.documents import Document, make_document, read_regular, text_parts
+from insurance_search.documents import Document, make_document, read_regular, text_parts
 
 from insurance_ingest import sniff
 from insurance_ingest.errors import LoadError

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from insurance_agent.retrieval.documents import FRONT_MATTER_KEYS, looks_like_audience
+from insurance_search.documents import FRONT_MATTER_KEYS, looks_like_audience
 
 from insurance_ingest.errors import LoadError
 

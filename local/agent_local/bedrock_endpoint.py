@@ -104,7 +104,7 @@ class OfflineModel:
     """Answers each tool of roles/llm/wire.py from the offline provider's decision on the request's data."""
 
     def __init__(self) -> None:
-        from insurance_agent.roles.local import LocalProvider
+        from insurance_offline import LocalProvider
 
         self.provider = LocalProvider()
 

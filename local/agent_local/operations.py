@@ -17,7 +17,7 @@ class OperationError(ValueError):
 def search(queries: list[str], tenant: str, roles: list[str], domain: str | None = None,
            k: int | None = None) -> dict[str, Any]:
     from insurance_agent.errors import ConfigurationError, InvalidInputError
-    from insurance_agent.retrieval.search import search as run_search
+    from insurance_search.search import search as run_search
 
     results = []
     for query in queries:
@@ -37,7 +37,7 @@ def search(queries: list[str], tenant: str, roles: list[str], domain: str | None
 
 def ingest(tenant: str, directory: str | None = None, reset: bool = False, delete: str | None = None,
            sync: bool = False, progress: Any = None) -> dict[str, Any]:
-    from insurance_agent.retrieval.ingest import delete_file, ingest_directory
+    from insurance_search.ingest import delete_file, ingest_directory
 
     if delete:
         return {"deleted": delete, "chunks": delete_file(tenant, delete)}
@@ -56,8 +56,8 @@ def ingest(tenant: str, directory: str | None = None, reset: bool = False, delet
 def documents(tenant: str, show: str | None = None) -> dict[str, Any]:
     """The tenant's documents, or one document's chunks (`show`: a file_id)."""
     from insurance_agent.errors import InvalidInputError
-    from insurance_agent.retrieval.access import require_tenant
-    from insurance_agent.retrieval.catalog import document_chunks, list_documents
+    from insurance_search.access import require_tenant
+    from insurance_search.catalog import document_chunks, list_documents
 
     try:
         require_tenant(tenant)
@@ -91,7 +91,7 @@ def tenant_chunks(tenant: str) -> dict[str, Any]:
     from qdrant_client import models
 
     from insurance_agent.config import get_settings
-    from insurance_agent.retrieval.index import get_client
+    from insurance_search.index import get_client
 
     client = get_client()
     collection = get_settings().retrieval.collection

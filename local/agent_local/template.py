@@ -161,6 +161,13 @@ def validate_overrides(template: dict[str, Any], overrides: dict[str, str]) -> d
         out[key] = value
     return out
 
+def layers_of(template: dict, resource: dict, provider: str) -> list[str]:
+    """Logical ids of a function's layers with ModelProvider=`provider`, its conditions resolved."""
+    values = parameter_defaults(template) | {"ModelProvider": provider}
+    layers = [resolve(template, values, entry) for entry in resource["Properties"].get("Layers", [])]
+    return [layer for layer in layers if layer]
+
+
 def function_folder(logical: str, resource: dict[str, Any]) -> Path:
     """The folder of a function's handler: its CodeUri, or functions/<node> for an image function."""
     code_uri = resource["Properties"].get("CodeUri")

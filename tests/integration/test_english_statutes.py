@@ -15,7 +15,7 @@ STATUTES = Path(__file__).resolve().parents[1] / "data" / "statutes"
 
 @pytest.fixture(scope="module")
 def statutes(stack):
-    from insurance_agent.retrieval.ingest import ingest_directory
+    from insurance_search.ingest import ingest_directory
 
     report = ingest_directory(STATUTES, TENANT, reset=True)
     assert report.files == len(list(STATUTES.glob("*.md")))

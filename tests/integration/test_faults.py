@@ -221,7 +221,7 @@ def test_endless_write_conflicts_escalate(conversation, dynamo_tap):
 @pytest.fixture
 def remote_qdrant(monkeypatch):
     """Point retrieval at a Qdrant URL on loopback (as production does) for one test."""
-    from insurance_agent.retrieval import index
+    from insurance_search import index
 
     def use(url, timeout=None):
         monkeypatch.setenv("AGENT_QDRANT_URL", url)

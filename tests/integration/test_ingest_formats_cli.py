@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from agent_local import cli
-from insurance_agent.retrieval import index
+from insurance_search import index
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "ingest"

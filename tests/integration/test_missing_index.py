@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from agent_local import cli
-from insurance_agent.retrieval import index
+from insurance_search import index
 
 pytestmark = pytest.mark.stack
 
@@ -48,7 +48,7 @@ def test_search_cli_exits_non_zero_with_a_clear_message(tmp_path, capsys, monkey
 
 
 def test_empty_tenant_is_not_an_error(stack, caplog):
-    from insurance_agent.retrieval.search import search
+    from insurance_search.search import search
 
     assert search("فرانشیز", tenant_id="tenant-without-docs", roles=["user"]) == []
     assert any("tenant has no chunks" in r.getMessage() for r in caplog.records)

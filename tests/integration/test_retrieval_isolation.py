@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 from insurance_agent.errors import ConfigurationError, InvalidInputError, TransientError
-from insurance_agent.retrieval import embeddings, index
-from insurance_agent.retrieval.documents import Document
-from insurance_agent.retrieval.ingest import delete_file, ingest_directory, ingest_documents
-from insurance_agent.retrieval.search import search
+from insurance_search import embeddings, index
+from insurance_search.documents import Document
+from insurance_search.ingest import delete_file, ingest_directory, ingest_documents
+from insurance_search.search import search
 
 A, B = "acme", "globex"
 

@@ -10,7 +10,7 @@ import json
 
 import pytest
 from agent_local import cli
-from insurance_agent.retrieval import index
+from insurance_search import index
 
 TENANT = "acme"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from insurance_agent.retrieval import embeddings, index
-from insurance_agent.retrieval.documents import Document
-from insurance_agent.retrieval.embeddings import SentenceLateEncoder
-from insurance_agent.retrieval.ingest import ingest_documents
-from insurance_agent.retrieval.search import search
+from insurance_search import embeddings, index
+from insurance_search.documents import Document
+from insurance_search.embeddings import SentenceLateEncoder
+from insurance_search.ingest import ingest_documents
+from insurance_search.search import search
 
 CAR = """# بیمه بدنه خودرو
 

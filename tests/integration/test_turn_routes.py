@@ -73,7 +73,7 @@ def test_vague_question_gets_grounded_clarification(conversation, stack):
     assert 2 <= len(options) <= 4
     assert len({o["file_id"] for o in options}) == len(options)
     # Every option is a document of this tenant that really exists in the store.
-    from insurance_agent.retrieval.search import search
+    from insurance_search.search import search
 
     for option in options:
         hits = search(option["title"], tenant_id="sepehr", roles=["user"], scope={"file_id": option["file_id"]})

@@ -25,7 +25,7 @@ domain: car
 
 @pytest.fixture(scope="module")
 def probe_corpus(stack, tmp_path_factory):
-    from insurance_agent.retrieval.ingest import ingest_directory
+    from insurance_search.ingest import ingest_directory
 
     root = tmp_path_factory.mktemp("untrusted")
     corpus = root / "corpus"
@@ -51,7 +51,7 @@ def test_ingest_reports_symlinks_and_flags(probe_corpus):
 
 
 def test_nothing_outside_the_folder_is_searchable_and_markers_are_gone(probe_corpus):
-    from insurance_agent.retrieval.search import search
+    from insurance_search.search import search
 
     hits = search("root bin bash leak", tenant_id=TENANT, roles=["admin"], k=10)
     assert {h.file_id for h in hits} == {"body-franchise"}

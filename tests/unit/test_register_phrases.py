@@ -2,7 +2,7 @@
 is the bylaw's «مسبب», «طرف مقابل» its «زیان‌دیده». A phrase is one concept: its words must not be
 matched one by one («طرف» alone is any party, «طرفین» included)."""
 
-from insurance_agent.lexical import query_concepts, text_terms
+from insurance_offline.lexical import query_concepts, text_terms
 
 
 def concept(query, label):
@@ -46,7 +46,7 @@ def test_a_conjunction_opening_a_condition_is_not_asked_about():
 
 
 def test_a_stated_cause_is_neither_a_why_question_nor_a_negated_one():
-    from insurance_agent.roles.local.question import question_shape
+    from insurance_offline.question import question_shape
 
     def shape(question):
         return question_shape(question, query_concepts(question), frozenset())
@@ -62,7 +62,7 @@ def test_a_stated_cause_is_neither_a_why_question_nor_a_negated_one():
 
 
 def test_a_spoken_verb_the_evidence_never_uses_weighs_as_little_as_a_common_one():
-    from insurance_agent.lexical import concept_weights
+    from insurance_offline.lexical import concept_weights
 
     concepts = query_concepts("یکی زده به ماشینم، برای خسارت مالی چه مدارکی لازم است؟")
     documents = [text_terms("برای دریافت خسارت مالی مدارک زیر لازم است"), text_terms("مدارک شناسایی راننده")]
@@ -76,7 +76,7 @@ def test_a_spoken_verb_the_evidence_never_uses_weighs_as_little_as_a_common_one(
 
 
 def test_a_continuous_verb_is_a_verb_with_or_without_its_joiner():
-    from insurance_agent.lexical import VERB_WEIGHT
+    from insurance_offline.lexical import VERB_WEIGHT
 
     weights = {c.label: c.weight for c in query_concepts("اگر پلیس نگهم دارد ماشین را میبرن پارکینگ؟")}
     assert weights["میبرن"] == VERB_WEIGHT and weights["پارکینگ"] == 1.0
@@ -129,7 +129,7 @@ def test_insurers_split_at_the_joiner_are_not_expensive():
 
 
 def test_a_plural_possessive_is_stripped_and_a_plural_in_an_meets_its_singular():
-    from insurance_agent.lexical import terms_of
+    from insurance_offline.lexical import terms_of
 
     assert terms_of("درمانمون کارشان") == ["درمان", "کار"]
     assert terms_of("سازمان ساختمان") == ["سازمان", "ساختمان"]  # words of their own
@@ -147,7 +147,7 @@ def test_spoken_adverbs_are_not_concepts():
 
 
 def test_an_absent_word_meets_the_evidence_word_of_its_arabic_root():
-    from insurance_agent.lexical import ground_concepts
+    from insurance_offline.lexical import ground_concepts
 
     documents = [text_terms("در صورت وجود نقص در مدارک ارایه شده، بیمه‌گر موظف است مراتب را ظرف سه روز اعلام کند.")]
     question = "اگر مدارک ناقص باشد بیمه‌گر ظرف چه مدتی باید اطلاع دهد؟"
@@ -159,7 +159,7 @@ def test_an_absent_word_meets_the_evidence_word_of_its_arabic_root():
 
 
 def test_a_word_the_evidence_has_also_meets_its_suffixed_derivation_elsewhere():
-    from insurance_agent.lexical import ground_concepts
+    from insurance_offline.lexical import ground_concepts
 
     documents = [
         text_terms("شرکت بیمه به پرداخت جزای نقدی محکوم شد"),
@@ -173,7 +173,7 @@ def test_a_word_the_evidence_has_also_meets_its_suffixed_derivation_elsewhere():
 
 
 def test_spoken_verbs_with_an_object_clitic_or_of_coming_and_bringing_are_verbs():
-    from insurance_agent.colloquial import is_verb_form
+    from insurance_offline.colloquial import is_verb_form
 
     # «بگیرنش», «بخرمش»: a verb and its object; «بیاد», «بیارن», «میاره»: «آمدن» and «آوردن»
     assert all(is_verb_form(word) for word in ("بگیرنش", "بخرمش", "بیاد", "بیاید", "بیارن", "میاره", "نیاد"))
@@ -184,7 +184,7 @@ def test_spoken_verbs_with_an_object_clitic_or_of_coming_and_bringing_are_verbs(
 def test_a_verb_whose_stem_begins_with_alef_is_a_verb_written_or_spoken():
     """«بیندازد», «نیفتد» and the spoken «بندازه», «میندازن»; read as «بنداز» + «است» it met «بند» (a
     clause of the statute). «بیستم» (twentieth) is not «ایستادن»."""
-    from insurance_agent.colloquial import formal_word, is_verb_form
+    from insurance_offline.colloquial import formal_word, is_verb_form
 
     assert all(is_verb_form(word) for word in ("بیندازد", "بیاندازد", "نیفتد", "بندازه", "میندازن"))
     assert not any(is_verb_form(word) for word in ("بیستم", "بیست", "میزان"))
@@ -203,7 +203,7 @@ def test_a_spoken_comparative_is_its_adjective():
 
 
 def test_a_possessive_with_the_spoken_copula_is_the_noun():
-    from insurance_agent.colloquial import formal_word
+    from insurance_offline.colloquial import formal_word
 
     assert formal_word("شرکتمونه") == ["شرکتمون", "است"]
     assert concept("ماشین به اسم شرکتمونه", "شرکتمون").covered_by(text_terms("شرکت"))
@@ -212,7 +212,7 @@ def test_a_possessive_with_the_spoken_copula_is_the_noun():
 def test_a_lone_party_is_not_both_parties():
     """«ماشین طرفو» (the other guy's car) and «طرفین» (both parties of a dispute): the stemmer cuts the
     dual to its singular and grounding took the dual as a spelling of the word; neither may."""
-    from insurance_agent.lexical import ground_concepts, terms_of
+    from insurance_offline.lexical import ground_concepts, terms_of
 
     assert "طرف" not in terms_of("اختلاف طرفین")
     question = "میتونم خودم پرونده خسارت ماشین طرفو تشکیل بدم؟"
@@ -223,7 +223,7 @@ def test_a_lone_party_is_not_both_parties():
 
 def test_a_spoken_pronoun_with_the_object_marker_is_a_pronoun():
     """«منو» is «من را»: weighed as a word, it was the rarest notion of «پول خسارت منو نمیدن؟»."""
-    from insurance_agent.colloquial import formal_word
+    from insurance_offline.colloquial import formal_word
 
     assert formal_word("منو") == ["من", "را"]
     assert formal_word("شمارو") == ["شما", "را"]  # not «شمار» (a count) and «را»
@@ -279,7 +279,7 @@ def test_a_joined_non_prefix_is_read_as_written_apart():
 
 
 def terms_of_text(text):
-    from insurance_agent.lexical import terms_of
+    from insurance_offline.lexical import terms_of
 
     return set(terms_of(text))
 
@@ -287,7 +287,7 @@ def terms_of_text(text):
 def test_which_body_is_the_kind_of_answer_and_who_answers_for_it_is_obliged():
     """«بر عهده کدام دستگاه است؟» asks for a body, which the rule names («وزارت …»), and is answered by
     «… مکلف به …»; the injured and the heirs are the bylaws' «زیان‌دیده» and «وراثت»."""
-    from insurance_agent.roles.local.question import question_concepts
+    from insurance_offline.question import question_concepts
 
     question = "نظارت بر اجرای این قانون بر عهده کدام دستگاه است؟"
     evidence = text_terms("وزارت صنایع مکلف به نظارت بر اجرای این قانون است.")
@@ -308,7 +308,7 @@ def test_first_and_the_others_in_the_statutes_words():
 
 def test_a_spoken_comparative_with_its_copula_is_the_adjective():
     """«گرونتره» (it is dearer), «جلوترن» (they are ahead): the comparative's adjective and the copula."""
-    from insurance_agent.colloquial import formal_word
+    from insurance_offline.colloquial import formal_word
 
     assert formal_word("گرونتره") == ["گران", "است"]
     assert formal_word("جلوترن") == ["جلو", "هستند"]
@@ -344,7 +344,7 @@ def test_leading_to_joins_two_notions_and_is_none_itself():
 def test_an_ezafe_after_a_final_alef_is_not_the_spoken_plural():
     """«اعطای تخفیف» is the ezafe of «اعطا», not «اعط» + the spoken plural «ای» as in «قسطای باقی».
     Read as a plural, «اعط‌های» was the question's rarest word, in no chunk."""
-    from insurance_agent.colloquial import formal_word
+    from insurance_offline.colloquial import formal_word
 
     assert formal_word("اعطای") == ["اعطای"]
     assert formal_word("امضای") == ["امضای"]
@@ -355,7 +355,7 @@ def test_an_ezafe_after_a_final_alef_is_not_the_spoken_plural():
 
 def test_an_arabic_adverb_without_its_tanwin_is_not_a_plural():
     """«نقداً» typed «نقدا» (in cash) is not «نقد‌ها»; «اونجا» is «آنجا», not «اونج» + a plural."""
-    from insurance_agent.colloquial import formal_word
+    from insurance_offline.colloquial import formal_word
 
     assert formal_word("نقدا") == ["نقدا"]
     assert formal_word("مستقیما") == ["مستقیما"]

@@ -76,13 +76,13 @@ def _isolate(home: Path) -> None:
     os.environ.pop("AGENT_QDRANT_URL", None)  # a server is used only when asked for with --parameter-overrides
     os.environ["AGENT_LOG_FILE"] = str(home / "logs" / "agent.log")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from insurance_agent.retrieval import index
+    from insurance_search import index
 
     index.reset_caches()
 
 
 def _ingest(docs: Path, tenant: str, on_ingest: IngestProgress | None) -> dict[str, Any]:
-    from insurance_agent.retrieval.ingest import ingest_directory
+    from insurance_search.ingest import ingest_directory
 
     report = ingest_directory(docs, tenant, reset=True, progress=on_ingest)
     if not report.files:
@@ -94,7 +94,7 @@ def _ingest(docs: Path, tenant: str, on_ingest: IngestProgress | None) -> dict[s
 
 def _drop_tenant(tenant: str) -> None:
     """Remove the run's chunks (they matter on a server) and close the store before its folder goes."""
-    from insurance_agent.retrieval import index
+    from insurance_search import index
 
     try:
         index.reset(tenant)

@@ -105,7 +105,7 @@ def test_the_development_lock_pins_every_dependency_and_extra():
 
 
 def test_every_build_installs_with_its_lock():
-    for layer in ("core", "model", "openai", "text"):
+    for layer in ("core", "model", "openai", "offline"):
         makefile = (REPO_ROOT / "layers" / layer / "Makefile").read_text()
         assert re.search(r"^PIP := .*pip install .* -c requirements\.lock$", makefile, re.MULTILINE), layer
         installs = [line for line in makefile.splitlines() if "pip install" in line or "requirements.txt" in line]
@@ -129,9 +129,9 @@ def test_powertools_is_pinned_the_same_everywhere():
 
 
 @pytest.mark.parametrize("package, first, older", [
-    # models.RrfQuery (retrieval/search.py: the RRF constant).
+    # models.RrfQuery (insurance_search/search.py: the RRF constant).
     ("qdrant-client", "1.16.0", "1.15.1"),
-    # Bm25(stemmer=..., stopwords=...) (retrieval/embeddings.py).
+    # Bm25(stemmer=..., stopwords=...) (insurance_search/embeddings.py).
     ("fastembed", "0.9.0", "0.8.1"),
 ])
 def test_the_floors_admit_no_release_without_what_the_code_uses(package, first, older):
@@ -171,6 +171,8 @@ def _closure(requirements: list[Requirement]) -> set[str]:
 
 # Imported by the local stack but installed by a direct requirement that exists to bring it.
 CARRIED_BY = {"botocore": "boto3", "werkzeug": "moto"}
+#: The project's own top-level packages (pyproject's packages.find).
+OWN_PACKAGES = {"agent_local", "insurance_agent", "insurance_offline", "insurance_search", "insurance_text", "insurance_ingest"}
 
 
 def test_the_agent_command_needs_only_the_dependencies_and_the_local_extra():
@@ -191,7 +193,7 @@ def test_the_agent_command_needs_only_the_dependencies_and_the_local_extra():
             for name in names:
                 assert name not in test_only, f"{module} imports {name}"
                 top = name.split(".")[0]
-                if top in sys.stdlib_module_names or top in {"agent_local", "insurance_agent"}:
+                if top in sys.stdlib_module_names or top in OWN_PACKAGES:
                     continue
                 dists = {canonicalize_name(d) for d in providers.get(top, [])}
                 assert dists, f"{module} imports {top}, which is not installed"

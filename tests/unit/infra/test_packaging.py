@@ -125,7 +125,7 @@ def test_contextualize_with_bedrock_imports_no_local_role_at_cold_start():
         import importlib.util, sys
         spec = importlib.util.spec_from_file_location("app", "functions/contextualize/app.py")
         spec.loader.exec_module(importlib.util.module_from_spec(spec))
-        print(sorted(name for name in sys.modules if name.startswith("insurance_agent.roles.local")))
+        print(sorted(name for name in sys.modules if name.startswith("insurance_offline")))
     """, {"MODEL_PROVIDER": "bedrock"})
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "[]"
@@ -171,7 +171,7 @@ def test_no_handler_imports_a_document_parser(node):
         spec = importlib.util.spec_from_file_location("app", "functions/{node}/app.py")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        from insurance_agent.retrieval import catalog, documents, index, ingest  # the core's ingest side too
+        from insurance_search import catalog, documents, index, ingest  # the core's ingest side too
         print(sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED))
     """, {"MODEL_PROVIDER": "local"}, blocked=PARSERS)
     assert result.returncode == 0, result.stderr[-2000:]

@@ -2,7 +2,7 @@
 
 import pytest
 from insurance_agent.errors import InvalidInputError
-from insurance_agent.retrieval.access import allowed_audiences, require_tenant
+from insurance_search.access import allowed_audiences, require_tenant
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,8 @@
 
 import pytest
 from insurance_agent.errors import InvalidInputError
-from insurance_agent.retrieval.chunking import chunk_document, embedding_text, word_count
-from insurance_agent.retrieval.documents import Document
+from insurance_search.chunking import chunk_document, embedding_text, word_count
+from insurance_search.documents import Document
 
 TEXT = """Intro paragraph before any heading.
 

@@ -1,7 +1,7 @@
 """Loading documents: front matter, defaults, and every reason a document is refused."""
 
 import pytest
-from insurance_agent.retrieval.documents import Document, DocumentError, load_document
+from insurance_search.documents import Document, DocumentError, load_document
 
 
 def write(tmp_path, name, content, encoding="utf-8"):
@@ -137,7 +137,7 @@ def test_a_key_that_looks_like_audience_is_still_refused(tmp_path, key):
 
 
 def test_ingest_reports_ignored_keys_and_keeps_going(tmp_path, corpus):
-    from insurance_agent.retrieval.ingest import ingest_directory
+    from insurance_search.ingest import ingest_directory
 
     (tmp_path / "a.md").write_text("---\nsource: scraped\n---\nماده ۱- بیمه‌گر مکلف است.", encoding="utf-8")
     (tmp_path / "b.md").write_text("ماده ۲- بیمه‌گذار مکلف است.", encoding="utf-8")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from insurance_agent.retrieval.documents import DocumentError
+from insurance_search.documents import DocumentError
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO / "tests" / "data" / "ingest"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from insurance_agent.retrieval.chunking import chunk_document
+from insurance_search.chunking import chunk_document
 
 REPO = Path(__file__).resolve().parents[3]
 DATA = REPO / "tests" / "data" / "ingest"

@@ -12,8 +12,8 @@ TENANT = "routing-scope"
 
 @pytest.fixture(scope="module")
 def ingested(corpus):
-    from insurance_agent.retrieval.ingest import ingest_directory
-    from insurance_agent.retrieval.topics import clear_cache
+    from insurance_search.ingest import ingest_directory
+    from insurance_search.topics import clear_cache
 
     ingest_directory(CORPUS, TENANT, reset=True)
     clear_cache()
@@ -22,7 +22,7 @@ def ingested(corpus):
 
 
 def test_scope_follows_the_callers_audience(ingested):
-    from insurance_agent.retrieval.topics import corpus_scope
+    from insurance_search.topics import corpus_scope
 
     user = corpus_scope(TENANT, ["user"])
     officer = corpus_scope(TENANT, ["officer"])
@@ -37,7 +37,7 @@ def test_scope_follows_the_callers_audience(ingested):
 
 
 def test_scope_is_per_tenant(ingested):
-    from insurance_agent.retrieval.topics import corpus_scope
+    from insurance_search.topics import corpus_scope
 
     other = corpus_scope("sepehr", ["admin"])
     assert other.chunks > 0 and "ناوگان" not in other.terms and "cargo" not in other.topics
@@ -45,8 +45,8 @@ def test_scope_is_per_tenant(ingested):
 
 
 def test_scope_is_cached_and_rebuilt_when_the_readable_corpus_changes(ingested, tmp_path):
-    from insurance_agent.retrieval.ingest import delete_file, ingest_directory
-    from insurance_agent.retrieval.topics import corpus_scope
+    from insurance_search.ingest import delete_file, ingest_directory
+    from insurance_search.topics import corpus_scope
 
     first = corpus_scope(TENANT, ["user"])
     assert corpus_scope(TENANT, ["user"]) is first  # nothing changed: the cached scope
@@ -71,9 +71,9 @@ def test_everyday_and_english_questions_are_in_the_scope_of_a_statute():
     """A bylaw's own words are formal («وسیله نقلیه», «زیان‌دیده»); a customer's question about it is
     in scope when its words, in their written or register form, or an English word's Persian
     rendering, are the bylaw's, and «را» of «خسارتمو» proves nothing."""
-    from insurance_agent.retrieval.chunking import chunk_document
-    from insurance_agent.retrieval.documents import load_document
-    from insurance_agent.retrieval.topics import scope_from_payloads
+    from insurance_search.chunking import chunk_document
+    from insurance_search.documents import load_document
+    from insurance_search.topics import scope_from_payloads
 
     excerpt = Path(__file__).resolve().parents[2] / "data" / "statutes" / "claims-bylaw-excerpt.md"
     chunks = chunk_document(load_document(excerpt), "t-law")

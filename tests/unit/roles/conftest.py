@@ -16,8 +16,8 @@ STATUTES = Path(__file__).resolve().parents[2] / "data" / "statutes"
 
 def _statute_chunks(name: str, tenant_id: str = "t-law") -> list[RetrievedChunk]:
     """The chunks of a real statute excerpt (tests/data/statutes/), as retrieval returns them, best first."""
-    from insurance_agent.retrieval.chunking import chunk_document
-    from insurance_agent.retrieval.documents import load_document
+    from insurance_search.chunking import chunk_document
+    from insurance_search.documents import load_document
 
     document = load_document(STATUTES / name)
     return [
@@ -98,6 +98,6 @@ def health_chunk():
 
 @pytest.fixture(scope="session")
 def triage_classifier():
-    from insurance_agent.roles.local.triage import default_classifier
+    from insurance_offline.triage import default_classifier
 
     return default_classifier()

@@ -5,17 +5,17 @@ bylaw of 1396), with questions written for these tests."""
 
 from __future__ import annotations
 
-from insurance_agent.lexical import ground_concepts, query_concepts, text_terms
+from insurance_offline.lexical import ground_concepts, query_concepts, text_terms
 from insurance_agent.models.roles import Claim, GenerateRequest, Intent, VerifyRequest
-from insurance_agent.roles.local.generate import LocalGenerator, antecedent, evidence_units, quote_terms
-from insurance_agent.roles.local.question import (
+from insurance_offline.generate import LocalGenerator, antecedent, evidence_units, quote_terms
+from insurance_offline.question import (
     has_number,
     named_lines,
     privative_concepts,
     question_shape,
     without_references,
 )
-from insurance_agent.roles.local.verify import LocalVerifier
+from insurance_offline.verify import LocalVerifier
 from insurance_agent.text import display_text, normalize
 
 VIOLATIONS_TITLE = (

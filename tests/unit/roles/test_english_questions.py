@@ -1,5 +1,5 @@
-"""English questions against Persian evidence through the local provider: the glossary (glossary.py),
-its lookup (lexical.py), the scope, and answers on real statute excerpts (tests/data/statutes) that are
+"""English questions against Persian evidence through the local provider: the glossary (insurance_offline/glossary.py),
+its lookup (insurance_offline/lexical.py), the scope, and answers on real statute excerpts (tests/data/statutes) that are
 not the sample corpus. An answer must quote the sentence that holds the fact, framed in English; a
 question the excerpt does not answer must be abstained from."""
 
@@ -9,15 +9,15 @@ import re
 from pathlib import Path
 
 import pytest
-from insurance_agent.glossary import GENERIC_NOTIONS, GLOSSARY, LIGHT_NOTIONS
-from insurance_agent.lexical import VERB_WEIGHT, _stems, glossary_entry, noise_terms, query_concepts, terms_of
+from insurance_offline.glossary import GENERIC_NOTIONS, GLOSSARY, LIGHT_NOTIONS
+from insurance_offline.lexical import VERB_WEIGHT, _stems, glossary_entry, noise_terms, query_concepts, terms_of
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import ContextualizeRequest, GenerateRequest, GradeRequest, Intent, VerifyRequest
-from insurance_agent.retrieval.topics import scope_from_payloads
-from insurance_agent.roles.local.contextualize import LocalContextualizer
-from insurance_agent.roles.local.generate import LocalGenerator
-from insurance_agent.roles.local.grade import LocalGrader
-from insurance_agent.roles.local.verify import LocalVerifier
+from insurance_search.topics import scope_from_payloads
+from insurance_offline.contextualize import LocalContextualizer
+from insurance_offline.generate import LocalGenerator
+from insurance_offline.grade import LocalGrader
+from insurance_offline.verify import LocalVerifier
 
 STATUTES = Path(__file__).resolve().parents[2] / "data" / "statutes"
 # Renderings that name a field of the account node's policy records, which are written in English.
@@ -225,7 +225,7 @@ def test_every_specific_notion_of_an_english_question_must_be_in_the_quote(chunk
 def test_english_terms_are_not_respelled_into_neighbouring_persian_words():
     """«مجاز» (allowed) is one prefix away from «مجازات» (penalty): an English term's renderings are
     the documents' written forms and are matched as they are."""
-    from insurance_agent.lexical import ground_concepts
+    from insurance_offline.lexical import ground_concepts
 
     evidence = [frozenset(terms_of("بیمه‌گر مجاز است قرارداد را فسخ کند."))]
     penalty = next(c for c in ground_concepts(query_concepts("Is there a penalty?"), evidence) if c.label == "penalty")
@@ -243,7 +243,7 @@ def test_english_terms_are_not_respelled_into_neighbouring_persian_words():
     ],
 )
 def test_no_and_without_state_a_condition_not_a_negated_question(question, negated):
-    from insurance_agent.roles.local.question import question_shape
+    from insurance_offline.question import question_shape
 
     assert question_shape(question, query_concepts(question), frozenset()).negated is negated
 
@@ -339,7 +339,7 @@ def test_a_bound_and_an_idiom_of_delay_in_the_statutes_words():
 def test_how_fast_asks_for_a_time_and_names_no_notion():
     """"How fast does the insurer have to pay?" asks for a deadline as "how long" does; weighed as a
     word no Persian sentence has, "fast" was the question's heaviest notion."""
-    from insurance_agent.roles.local.question import question_shape
+    from insurance_offline.question import question_shape
 
     for question in ("How fast does the insurer have to pay?", "How quickly must the fund pay me?"):
         concepts = query_concepts(question)

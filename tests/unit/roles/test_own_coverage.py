@@ -11,18 +11,18 @@ from __future__ import annotations
 
 
 import pytest
-from insurance_agent.lexical import concept_weights, evidence_terms, ground_concepts, query_concepts, text_terms
+from insurance_offline.lexical import concept_weights, evidence_terms, ground_concepts, query_concepts, text_terms
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import GenerateRequest, Intent, VerifyRequest
-from insurance_agent.roles.local.generate import (
+from insurance_offline.generate import (
     LocalGenerator,
     evidence_units,
     neighbour_terms,
     quote_terms,
     strip_frame,
 )
-from insurance_agent.roles.local.question import carries, specific_tier
-from insurance_agent.roles.local.verify import LocalVerifier
+from insurance_offline.question import carries, specific_tier
+from insurance_offline.verify import LocalVerifier
 
 
 @pytest.fixture(scope="module")

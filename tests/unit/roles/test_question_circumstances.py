@@ -6,13 +6,13 @@ ask for a form, not for the word. Questions written for these tests."""
 from __future__ import annotations
 
 import pytest
-from insurance_agent.lexical import query_concepts
+from insurance_offline.lexical import query_concepts
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import GenerateRequest, Intent
-from insurance_agent.retrieval.chunking import chunk_document
-from insurance_agent.retrieval.documents import Document
-from insurance_agent.roles.local.generate import LocalGenerator, evidence_units
-from insurance_agent.roles.local.question import asking_part, focus_concepts, question_shape, specific_tier
+from insurance_search.chunking import chunk_document
+from insurance_search.documents import Document
+from insurance_offline.generate import LocalGenerator, evidence_units
+from insurance_offline.question import asking_part, focus_concepts, question_shape, specific_tier
 
 
 def shape(question: str):
@@ -108,7 +108,7 @@ def test_an_item_of_a_list_cut_by_the_chunk_budget_is_quoted_under_its_lead():
 
 
 def test_the_kind_of_answer_a_question_word_asks_for_is_no_concept():
-    from insurance_agent.roles.local.question import without_kinds
+    from insurance_offline.question import without_kinds
 
     def kept(question):
         return [c.label for c in without_kinds(question, query_concepts(question))]

@@ -2,11 +2,11 @@
 sentence that can answer a question, topic agreement, and the corpus topic scope."""
 
 import pytest
-from insurance_agent.lexical import ground_concepts, query_concepts, text_terms
+from insurance_offline.lexical import ground_concepts, query_concepts, text_terms
 from insurance_agent.models.roles import GenerateRequest, Intent, TriageRequest
-from insurance_agent.roles.local.generate import LocalGenerator
-from insurance_agent.roles.local.question import fits, question_shape
-from insurance_agent.roles.local.triage import LocalTriager
+from insurance_offline.generate import LocalGenerator
+from insurance_offline.question import fits, question_shape
+from insurance_offline.triage import LocalTriager
 
 generate = LocalGenerator()
 

@@ -4,7 +4,7 @@ import pytest
 from insurance_agent.errors import ModelOutputError
 from insurance_agent.models.roles import ClarifyRequest
 from insurance_agent.models.turn import ClarifyOption
-from insurance_agent.roles.local.clarify import LocalClarifier
+from insurance_offline.clarify import LocalClarifier
 
 OPTIONS = [
     ClarifyOption(label="بیمه بدنه خودرو", file_id="f-body", domain="auto"),

@@ -4,7 +4,7 @@ import pytest
 from insurance_agent.models.roles import ContextualizeRequest, HistoryTurn
 from insurance_agent.models.turn import ClarifyOption
 from insurance_agent.policy.clarification import pick_option
-from insurance_agent.roles.local.contextualize import LocalContextualizer, is_follow_up
+from insurance_offline.contextualize import LocalContextualizer, is_follow_up
 
 contextualize = LocalContextualizer()
 

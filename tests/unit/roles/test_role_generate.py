@@ -1,7 +1,7 @@
 """Local generate: extractive, cites exactly what it quotes, abstains when the evidence does not answer."""
 
 from insurance_agent.models.roles import GenerateRequest, Intent
-from insurance_agent.roles.local.generate import LocalGenerator
+from insurance_offline.generate import LocalGenerator
 
 generate = LocalGenerator()
 

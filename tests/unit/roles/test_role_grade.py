@@ -2,7 +2,7 @@
 
 import pytest
 from insurance_agent.models.roles import GradeRequest, GradeVerdict
-from insurance_agent.roles.local.grade import LocalGrader
+from insurance_offline.grade import LocalGrader
 
 grade = LocalGrader()
 

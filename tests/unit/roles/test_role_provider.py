@@ -14,7 +14,7 @@ from insurance_agent.models.roles import (
 )
 from insurance_agent.policy.options import clarify_options
 from insurance_agent.roles.base import ModelProvider, create_provider, get_provider
-from insurance_agent.roles.local import LocalProvider
+from insurance_offline import LocalProvider
 
 
 def test_get_provider_is_the_cached_local_provider():

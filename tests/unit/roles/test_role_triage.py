@@ -8,7 +8,7 @@ import pytest
 from insurance_agent.errors import ConfigurationError
 from insurance_agent.models.roles import HistoryTurn, Intent, TriageRequest
 from insurance_agent.models.turn import ClarifyOption
-from insurance_agent.roles.local.triage import LocalTriager, load_exemplars, turn_language
+from insurance_offline.triage import LocalTriager, load_exemplars, turn_language
 
 HELDOUT = Path(__file__).resolve().parents[2] / "data" / "triage_heldout.jsonl"
 MIN_ACCURACY = 0.8

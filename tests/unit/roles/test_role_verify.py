@@ -1,8 +1,8 @@
 """Local verify: containment in cited chunks plus the number and citation guards."""
 
 from insurance_agent.models.roles import Claim, GenerateRequest, Intent, VerifyRequest
-from insurance_agent.roles.local.generate import LocalGenerator
-from insurance_agent.roles.local.verify import LocalVerifier
+from insurance_offline.generate import LocalGenerator
+from insurance_offline.verify import LocalVerifier
 
 verify = LocalVerifier()
 

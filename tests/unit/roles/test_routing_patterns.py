@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from insurance_agent.models.roles import HistoryTurn, Intent, TriageRequest
 from insurance_agent.models.turn import ClarifyOption
-from insurance_agent.retrieval.topics import scope_from_payloads
-from insurance_agent.roles.local.triage import EXEMPLARS_FILE, POLICY_EXEMPLARS_FILE, LocalTriager
+from insurance_search.topics import scope_from_payloads
+from insurance_offline.triage import EXEMPLARS_FILE, POLICY_EXEMPLARS_FILE, LocalTriager
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from insurance_agent.colloquial import formalize
-from insurance_agent.lexical import contains, query_concepts, terms_of
+from insurance_offline.colloquial import formalize
+from insurance_offline.lexical import contains, query_concepts, terms_of
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import GenerateRequest, Intent, VerifyRequest
-from insurance_agent.retrieval.chunking import chunk_document
-from insurance_agent.retrieval.documents import load_document
-from insurance_agent.roles.local.generate import LocalGenerator, evidence_units, plain, short_title
-from insurance_agent.roles.local.verify import LocalVerifier
+from insurance_search.chunking import chunk_document
+from insurance_search.documents import load_document
+from insurance_offline.generate import LocalGenerator, evidence_units, plain, short_title
+from insurance_offline.verify import LocalVerifier
 
 EXCERPT = Path(__file__).resolve().parents[2] / "data" / "statutes" / "premium-bylaw-excerpt.md"
 

@@ -39,7 +39,7 @@ class TriageRequest(_RoleModel):
     locale: str | None = None
     # What the tenant's corpus (as the caller may read it) is about: titles, products, domains.
     corpus_topics: list[str] = Field(default_factory=list)
-    # Whether the message's own words occur in that corpus (retrieval/topics.py); None: unknown.
+    # Whether the message's own words occur in that corpus (insurance_search/topics.py); None: unknown.
     in_corpus: bool | None = None
 
 

@@ -30,7 +30,7 @@ def corpus_context(turn: TurnInput) -> tuple[list[str], bool | None]:
     the store cannot be read: routing then falls back to the model and the domain lexicon.
     """
     try:
-        from insurance_agent.retrieval.topics import corpus_scope
+        from insurance_search.topics import corpus_scope
 
         scope = corpus_scope(turn.tenant_id, turn.roles)
     except ImportError:  # packaged without qdrant-client: a deployment choice, not a per-turn event

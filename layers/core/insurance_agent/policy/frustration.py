@@ -15,6 +15,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from insurance_agent.policy.escalation import EscalationPolicy, load_policy
+from insurance_agent.analysis import FILLER_WORDS
 from insurance_agent.policy.terms import terms
 from insurance_agent.text import normalize, tokens
 
@@ -76,8 +77,6 @@ _ACK_WORDS = {
 }
 
 
-# Question words and colloquial endings: "چقدره" and "چقدر است" ask the same thing.
-_QUESTION_WORDS = "چقدر چقدره چقد چنده چند چیه چیست چی چطور چطوره چطوری کدوم کدومه کدام آیا مگه میشه"
 
 
 def _question_terms() -> frozenset[str]:
@@ -86,7 +85,8 @@ def _question_terms() -> frozenset[str]:
 
 @lru_cache(maxsize=4)
 def _question_terms_of(analysis) -> frozenset[str]:  # noqa: ANN001 - a policy.terms.Terms
-    return frozenset(analysis.content_terms(_QUESTION_WORDS))
+    # «چقدره» and «چقدر است» ask the same thing: question words and fillers are no part of a question
+    return frozenset(analysis.content_terms(" ".join(sorted(FILLER_WORDS)))) | FILLER_WORDS
 
 
 def _terms(text: str) -> set[str]:

@@ -12,6 +12,7 @@ import importlib
 from abc import ABC, abstractmethod
 from functools import lru_cache
 
+from insurance_agent.analysis import PLAIN_TERMS, Terms
 from insurance_agent.config import get_settings
 from insurance_agent.errors import ConfigurationError
 from insurance_agent.models.roles import (
@@ -35,6 +36,8 @@ class ModelProvider(ABC):
 
     #: Name used in configuration (MODEL_PROVIDER) and in logs/metrics.
     name: str = "abstract"
+    #: How policy and the corpus scope compare words with this provider (insurance_agent/analysis.py).
+    terms: Terms = PLAIN_TERMS
 
     @abstractmethod
     def triage(self, request: TriageRequest) -> TriageResult: ...
@@ -68,26 +71,37 @@ class ModelProvider(ABC):
         return None
 
 
-#: name -> "module:Class". Add a provider by adding a line here.
+#: name -> "module:Class". Add a provider by adding a line here: a plug-in is imported only when it
+#: is the configured one, so each ships only with the functions configured for it.
 PROVIDERS: dict[str, str] = {
-    "local": "insurance_agent.roles.local:LocalProvider",
+    "local": "insurance_offline:LocalProvider",
     "bedrock": "insurance_agent.roles.bedrock:BedrockProvider",
     "openai": "insurance_agent.roles.openai:OpenAIProvider",
 }
 
 
-def create_provider(name: str) -> ModelProvider:
-    """A new provider instance by configured name; ConfigurationError for an unknown name."""
+@lru_cache(maxsize=8)
+def provider_class(name: str) -> type[ModelProvider]:
+    """The class of a provider by configured name; ConfigurationError for an unknown name."""
     target = PROVIDERS.get(name.strip().lower())
     if target is None:
         known = ", ".join(sorted(PROVIDERS))
         raise ConfigurationError(f"unknown model provider {name!r} (known: {known})")
     module_name, _, class_name = target.partition(":")
-    provider_class = getattr(importlib.import_module(module_name), class_name)
-    return provider_class()
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def create_provider(name: str) -> ModelProvider:
+    """A new provider instance by configured name; ConfigurationError for an unknown name."""
+    return provider_class(name)()
 
 
 @lru_cache(maxsize=1)
 def get_provider() -> ModelProvider:
     """The provider named by `get_settings().models.provider`, created once per process."""
     return create_provider(get_settings().models.provider)
+
+
+def word_analysis() -> Terms:
+    """The configured provider's word analysis, without creating the provider (no client is built)."""
+    return provider_class(get_settings().models.provider).terms

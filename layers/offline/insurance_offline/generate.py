@@ -5,7 +5,7 @@ quotable units: sentences (split_sentences) and Markdown table rows, each with i
 (the section heading, the sentence that introduces a list or a table, the table's header row).
 A unit is scored by the IDF-weighted share of the query's concepts that it covers together with
 that context and its document's metadata (title, product), the weights computed across the
-retrieved chunks (lexical.py: stemmed, stopwords and question words out, a small English-Persian
+retrieved chunks (insurance_offline/lexical.py: stemmed, stopwords and question words out, a small English-Persian
 glossary so that an English question can be matched against Persian evidence). Ties go to units
 of the right shape (a number for "how much" questions, never a dangling "as follows:"), then to
 units that cover the query in their own words.
@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from insurance_agent.lexical import (
+from insurance_offline.lexical import (
     canonical,
     concept_weights,
     coverage,
@@ -50,7 +50,7 @@ from insurance_agent.lexical import (
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Claim, GenerateRequest, GenerateResult, Intent
 from insurance_agent.policy.untrusted import is_instruction_like
-from insurance_agent.roles.local.question import (
+from insurance_offline.question import (
     carries,
     english_keys,
     fits,

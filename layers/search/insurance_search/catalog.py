@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from insurance_agent.errors import InvalidInputError
-from insurance_agent.retrieval import index
+from insurance_search import index
 
 
 class DocumentSummary(BaseModel):

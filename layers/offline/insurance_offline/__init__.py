@@ -11,7 +11,7 @@ def __getattr__(name: str) -> Any:
     # Resolved on first use: a node that needs one module of this package (contextualize's
     # deterministic first-turn rewrite) must not import every role and numpy at cold start.
     if name == "LocalProvider":
-        from insurance_agent.roles.local.provider import LocalProvider
+        from insurance_offline.provider import LocalProvider
 
         return LocalProvider
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

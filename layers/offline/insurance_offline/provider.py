@@ -24,17 +24,19 @@ from insurance_agent.models.roles import (
     VerifyResult,
 )
 from insurance_agent.roles.base import ModelProvider
-from insurance_agent.roles.local.clarify import LocalClarifier
-from insurance_agent.lexical import broaden
-from insurance_agent.roles.local.contextualize import LocalContextualizer, with_expansion
-from insurance_agent.roles.local.generate import LocalGenerator
-from insurance_agent.roles.local.grade import LocalGrader
-from insurance_agent.roles.local.triage import LocalTriager
-from insurance_agent.roles.local.verify import LocalVerifier
+from insurance_offline.clarify import LocalClarifier
+from insurance_offline.lexical import broaden
+from insurance_offline.terms import LEXICAL_TERMS
+from insurance_offline.contextualize import LocalContextualizer, with_expansion
+from insurance_offline.generate import LocalGenerator
+from insurance_offline.grade import LocalGrader
+from insurance_offline.triage import LocalTriager
+from insurance_offline.verify import LocalVerifier
 
 
 class LocalProvider(ModelProvider):
     name = "local"
+    terms = LEXICAL_TERMS
 
     def __init__(
         self,

@@ -26,12 +26,13 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from insurance_agent.colloquial import formalize
-from insurance_agent.lexical import broaden, noise_terms, persian_expansion, register_expansion, text_terms
+from insurance_offline.colloquial import formalize
+from insurance_offline.lexical import broaden, noise_terms, persian_expansion, register_expansion, text_terms
 from insurance_agent.models.roles import ContextualizeRequest, ContextualizeResult, HistoryTurn
 from insurance_agent.policy.clarification import pick_option
 from insurance_agent.policy.memory import product_names
-from insurance_agent.text import content_terms, detect_language, normalize, split_sentences, tokens
+from insurance_agent.text import detect_language, normalize, split_sentences, tokens
+from insurance_text import content_terms
 
 _EXPANSION = re.compile(r"\s*\[[^\[\]]*\]\s*$")
 _FOLLOW_UP_EN = re.compile(
@@ -320,7 +321,7 @@ def merge_follow_up(previous: str, message: str, lines: frozenset[str] = frozens
 
 
 def with_expansion(query: str) -> str:
-    """`query` in written Persian (colloquial.py), plus, in brackets, the Persian renderings of its
+    """`query` in written Persian (insurance_offline/colloquial.py), plus, in brackets, the Persian renderings of its
     English domain words and the documents' words for its everyday ones (ماشین -> خودرو)."""
     core = formalize(_EXPANSION.sub("", query).strip())
     present = text_terms(core)

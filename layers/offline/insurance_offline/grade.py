@@ -17,7 +17,7 @@ score floor is optional: with `min_score=None` only lexical coverage decides suf
 
 from __future__ import annotations
 
-from insurance_agent.lexical import (
+from insurance_offline.lexical import (
     Concept,
     concept_weights,
     coverage,
@@ -28,7 +28,7 @@ from insurance_agent.lexical import (
 )
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import ChunkRelevance, GradeRequest, GradeResult, GradeVerdict
-from insurance_agent.roles.local.question import question_concepts
+from insurance_offline.question import question_concepts
 
 # Words every document is about, whether or not its title says so.
 _GENERIC_LABEL_WORDS = "بیمه بیمه نامه insurance policy policies plan"

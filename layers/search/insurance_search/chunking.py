@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 
 from insurance_agent.models.chunks import ChunkPayload
-from insurance_agent.retrieval.access import require_tenant
-from insurance_agent.retrieval.documents import Document
+from insurance_search.access import require_tenant
+from insurance_search.documents import Document
 
 MAX_WORDS = 180
 OVERLAP_WORDS = 30

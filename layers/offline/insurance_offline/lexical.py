@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from insurance_agent.colloquial import (
+from insurance_offline.colloquial import (
     base_form,
     continues_verb,
     formalize,
@@ -29,10 +29,11 @@ from insurance_agent.colloquial import (
     strip_joined_plural,
     strip_plural_possessive,
 )
-from insurance_agent.glossary import ENGLISH_NOISE, GENERIC_NOTIONS, GLOSSARY, LIGHT_NOTIONS
-from insurance_agent.text import normalize, numbers_in, stemmer, stopwords, tokens
+from insurance_offline.glossary import ENGLISH_NOISE, GENERIC_NOTIONS, GLOSSARY, LIGHT_NOTIONS
+from insurance_agent.text import normalize, numbers_in, tokens
+from insurance_text import stemmer, stopwords
 
-# The English -> Persian glossary (GLOSSARY) and its generic and light terms live in glossary.py.
+# The English -> Persian glossary (GLOSSARY) and its generic and light terms live in insurance_offline/glossary.py.
 
 # Everyday Persian words -> the words of policies, bylaws and statutes for the same thing. Added to
 # the search query (contextualize) as well as matched as alternatives by the lexical roles.
@@ -296,7 +297,7 @@ _NON = re.compile(r"(?<![\w\u200c])(غیر)\u200c?(?=[\u0600-\u06ff]{3,})")
 
 
 def terms_of(text: str) -> list[str]:
-    """Lemma-like terms of `text`: its words in written form (colloquial.py), stemmed twice, numbers whole.
+    """Lemma-like terms of `text`: its words in written form (insurance_offline/colloquial.py), stemmed twice, numbers whole.
 
     The Persian stemmer strips one suffix per call, so "قیمتش" gives "قیمت"; a second pass makes
     inflected and plain forms meet. A stem is only taken when it is a more common word than the

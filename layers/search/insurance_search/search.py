@@ -17,10 +17,10 @@ from qdrant_client import models
 from insurance_agent.config import get_settings
 from insurance_agent.errors import IndexMissingError, InvalidInputError
 from insurance_agent.models.chunks import RetrievedChunk
-from insurance_agent.retrieval import index
-from insurance_agent.retrieval.access import allowed_audiences, require_tenant
-from insurance_agent.retrieval.chunking import HEADING_SEPARATOR, encoder_text
-from insurance_agent.retrieval.embeddings import (
+from insurance_search import index
+from insurance_search.access import allowed_audiences, require_tenant
+from insurance_search.chunking import HEADING_SEPARATOR, encoder_text
+from insurance_search.embeddings import (
     DENSE_VECTOR,
     LATE_VECTOR,
     SPARSE_VECTOR,

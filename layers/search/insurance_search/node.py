@@ -6,7 +6,7 @@ from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.state import TurnState
 from insurance_agent.nodes.common import parts, save
 from insurance_agent.observability import metrics
-from insurance_agent.retrieval.search import search
+from insurance_search.search import search
 
 
 def run(state: TurnState) -> TurnState:

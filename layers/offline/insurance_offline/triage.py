@@ -1,6 +1,6 @@
 """Local triage: a nearest-exemplar classifier over a multilingual embedding, plus lexicons.
 
-The intent is a k-nearest-neighbour vote over labelled example messages (roles/data/
+The intent is a k-nearest-neighbour vote over labelled example messages (data/
 triage_exemplars.jsonl, embedded once per process), by cosine similarity of multilingual-e5-small
 embeddings; each of the k neighbours weighs exp((similarity - best similarity) / temperature).
 The vote is then checked against small lexicons, because a nearest neighbour is easily fooled by
@@ -45,12 +45,13 @@ from insurance_agent.models.roles import HistoryTurn, Intent, TriageRequest, Tri
 from insurance_agent.policy.clarification import pick_option
 from insurance_agent.policy.escalation import EscalationPolicy, load_policy
 from insurance_agent.policy.routing import policy_signals
-from insurance_agent.roles.local.contextualize import is_follow_up, residual_words, slot_of
-from insurance_agent.roles.local.embedding import embed_queries
-from insurance_agent.text import content_terms, detect_language, normalize, tokens
+from insurance_offline.contextualize import is_follow_up, residual_words, slot_of
+from insurance_offline.embedding import embed_queries
+from insurance_agent.text import detect_language, normalize, tokens
+from insurance_text import content_terms
 from insurance_agent.text import turn_language as detect_turn_language
 
-EXEMPLARS_FILE = Path(__file__).resolve().parent.parent / "data" / "triage_exemplars.jsonl"
+EXEMPLARS_FILE = Path(__file__).resolve().parent / "data" / "triage_exemplars.jsonl"
 
 
 @dataclass(frozen=True)

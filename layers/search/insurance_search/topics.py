@@ -2,9 +2,8 @@
 
 A question is in scope when the tenant's documents speak of it, not when it says «بیمه»: «ماشینمو
 فروختم، تخفیف عدم خسارتم مال منه یا خریدار؟» or an officer's «کد تخفیف داخلی مشتریان ناوگان چیست؟»
-are questions for the documents. `CorpusScope` holds the content terms (text.content_terms: stemmed,
-no stopwords) of every chunk the caller may read, and the documents' titles, products and domains
-(the topics a model is told about). `covers(message)` is true when at least half of the message's
+are questions for the documents. `CorpusScope` holds the scope terms (the configured provider's word analysis) of every chunk the
+caller may read, and the documents' titles, products and domains (the topics a model is told about). `covers(message)` is true when at least half of the message's
 own content terms (question words and fillers aside) occur somewhere in that corpus.
 
 `corpus_scope(tenant_id, roles)` scrolls the tenant's chunks with the same tenant and audience
@@ -16,17 +15,12 @@ for at most SCOPE_TTL_SECONDS.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-from insurance_agent.colloquial import formal_word
-from insurance_agent.glossary import ENGLISH_NOISE
-from insurance_agent.lexical import generic_stems, word_alternatives
-from insurance_agent.text import content_terms, stopwords, tokens
+from insurance_agent.roles.base import word_analysis
 
 logger = logging.getLogger(__name__)
 
@@ -36,61 +30,11 @@ MAX_CHUNKS = 20_000
 MAX_TOPICS = 40
 SCROLL_PAGE = 256
 
-# Question words, colloquial endings and fillers: they say nothing about the topic.
-_FILLERS = (
-    "چقدر چقدره چقد چنده چند چیه چیست چی چطور چطوره چطوری چجوری کدوم کدومه کدام آیا مگه میشه می‌شود "
-    "میشود بشه باشه هست هستش است بود داره دارد دارم داریم کنم کنیم کنید میکنه می‌کند میده می‌دهد "
-    "لطفا ممنون سلام خب حالا الان اینجا اونجا یعنی درسته آره نه بله خیر شد شده بگو بگید بگین "
-    "please thanks hi hello ok okay yes no what whats how when where which who why is are does do can could "
-    "would should tell me know about has have had happen happens happened get gets got will there my i "
-    "if it its any need needs needed want"
-)
 
-
-@lru_cache(maxsize=1)
-def _filler_terms() -> frozenset[str]:
-    # English auxiliaries, pronouns and fillers (glossary.ENGLISH_NOISE) say nothing of the topic either
-    words = f"{_FILLERS} {ENGLISH_NOISE}"
-    return frozenset(content_terms(words)) | frozenset(tokens(words))
-
-
-# Spoken Persian clitics on a word («ماشینمو», «خسارتم», «هزینه‌اش»): stripped for the lookup only.
-_CLITIC = re.compile(r"(?:مونو|تونو|شونو|مون|تون|شون|مو|تو|شو|رو|ام|اش|م|ت|ش|و|ه)$")
-
-
-def _forms(word: str) -> set[str]:
-    """The spellings under which a message word may occur in the corpus vocabulary: its written
-    form («میدن» -> «می‌دهند»), without its clitics, and the words documents use for it (the register:
-    «ماشین» -> «خودرو», «وسیله نقلیه»; an English word's Persian renderings)."""
-    forms = {word, *content_terms(word)}
-    if not word.isascii():
-        bare = _CLITIC.sub("", word)
-        if bare != word and len(bare) >= 3:
-            forms |= {bare, *content_terms(bare)}
-        for written in formal_word(word):
-            forms |= {written, *content_terms(written)}
-    for form in list(forms):
-        forms |= word_alternatives(form)
-    # «خسارتمو» -> «خسارتم را»: the object marker is in every corpus and says nothing of the word
-    return {form for form in forms if form == word or form not in stopwords()}
-
-
-def message_terms(message: str) -> list[set[str]]:
+def message_terms(message: str) -> list[frozenset[str]]:
     """The message's own words (question words, fillers, stopwords and numbers aside), each as the
-    set of forms it may take in the corpus."""
-    fillers, stop = _filler_terms(), stopwords()
-    words = []
-    for word in dict.fromkeys(tokens(message)):
-        if word in stop or word in fillers or word.isdigit() or len(word) < 2:
-            continue
-        forms = _forms(word)
-        if forms & fillers or all(form in stop for form in forms - {word}) and len(forms) > 1:
-            continue
-        words.append(forms)
-    # Generic words («قیمت», "claim", "documents") are in every insurer's documents and in questions
-    # on anything: they say nothing of the topic unless the message has nothing else.
-    specific = [forms for forms in words if not forms & generic_stems()]
-    return specific or words
+    set of forms it may take in the corpus (the configured provider's word analysis)."""
+    return word_analysis().message_words(message)
 
 
 @dataclass(frozen=True)
@@ -114,6 +58,7 @@ class CorpusScope:
 
 def scope_from_payloads(payloads: Iterable[Mapping[str, object]]) -> CorpusScope:
     """The scope of these chunk payloads (title, heading, text, product, domain)."""
+    analysis = word_analysis()
     terms: set[str] = set()
     topics: dict[str, None] = {}
     count = 0
@@ -122,14 +67,13 @@ def scope_from_payloads(payloads: Iterable[Mapping[str, object]]) -> CorpusScope
         for key in ("title", "heading", "text"):
             value = payload.get(key)
             if isinstance(value, str) and value:
-                terms.update(content_terms(value))
-                terms.update(tokens(value))
+                terms.update(analysis.scope_terms(value))
         for key in ("title", "product", "domain"):
             value = payload.get(key)
             if isinstance(value, str) and value.strip() and value.strip() != "general":
                 topics.setdefault(" ".join(value.replace("_", " ").split()), None)
                 if key != "title":
-                    terms.update(content_terms(value.replace("_", " ")))
+                    terms.update(analysis.scope_terms(value.replace("_", " ")))
     return CorpusScope(terms=frozenset(terms), topics=tuple(list(topics)[:MAX_TOPICS]), chunks=count)
 
 
@@ -147,8 +91,8 @@ def corpus_scope(tenant_id: str, roles: list[str]) -> CorpusScope | None:
     from qdrant_client import models
 
     from insurance_agent.config import get_settings
-    from insurance_agent.retrieval import index
-    from insurance_agent.retrieval.access import allowed_audiences, require_tenant
+    from insurance_search import index
+    from insurance_search.access import allowed_audiences, require_tenant
 
     require_tenant(tenant_id)
     audiences = tuple(allowed_audiences(roles))

@@ -20,9 +20,9 @@ from qdrant_client import QdrantClient, models
 from insurance_agent.config import get_settings
 from insurance_agent.errors import ConfigurationError, TransientError
 from insurance_agent.models.chunks import ChunkPayload
-from insurance_agent.retrieval.access import require_tenant
-from insurance_agent.retrieval.chunking import embedding_text, encoder_text
-from insurance_agent.retrieval.embeddings import (
+from insurance_search.access import require_tenant
+from insurance_search.chunking import embedding_text, encoder_text
+from insurance_search.embeddings import (
     DENSE_VECTOR,
     LATE_VECTOR,
     SPARSE_VECTOR,

@@ -1,0 +1,43 @@
+"""Every function imports only what its package ships, for every provider: a static closure over
+each handler's imports (module level and lazy), the template's layers and the images' staging."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from agent_local.closure import Package, function_closure, imports_of, unshipped
+from agent_local.template import load_template, resources_of_type
+
+TEMPLATE = load_template()
+FUNCTIONS = resources_of_type(TEMPLATE, "AWS::Serverless::Function")
+PROVIDERS = ["local", "bedrock", "openai"]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("logical", sorted(FUNCTIONS))
+def test_a_function_imports_only_what_it_ships(logical, provider):
+    assert function_closure(TEMPLATE, logical, FUNCTIONS[logical], provider) == []
+
+
+def test_the_closure_sees_lazy_imports_and_skips_optional_ones(tmp_path: Path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "lazy.py").write_text("def f():\n    import numpy\n")
+    (package / "optional.py").write_text("try:\n    import numpy\nexcept ImportError:\n    numpy = None\n")
+    (tmp_path / "app.py").write_text("from pkg import lazy, optional\n")
+    shipped = Package({"pkg": package}, frozenset())
+    assert unshipped({"app": tmp_path / "app.py"}, shipped, "local") == [
+        "pkg.lazy imports numpy: no shipped distribution provides numpy"]
+    assert imports_of(package / "optional.py", "pkg.optional") == set()
+
+
+def test_the_core_layer_alone_lacks_the_offline_provider():
+    """The check can fail: a thin node given the local provider's plug-in without its layer."""
+    logical = next(name for name, res in FUNCTIONS.items() if "ContextualizeFunction" == name)
+    resource = {**FUNCTIONS[logical], "Properties": {**FUNCTIONS[logical]["Properties"],
+                                                   "Layers": [{"Ref": "CoreLayer"}]}}
+    missing = function_closure(TEMPLATE, logical, resource, "local")
+    assert any("insurance_offline is not shipped" in line for line in missing)
+
