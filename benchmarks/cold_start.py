@@ -71,7 +71,7 @@ PROVIDER_SETUP = {
     "local": "from insurance_agent.roles.base import get_provider; get_provider()",
     "bedrock": ("from insurance_agent.roles.base import get_provider; get_provider(); "
                 "from insurance_agent.config import get_settings; "
-                "from insurance_agent.roles.bedrock.client import ConverseCaller; "
+                "from insurance_llm.bedrock.client import ConverseCaller; "
                 "ConverseCaller().chat_model(get_settings().models.small_model_id)"),
 }
 PROVIDER_TIMER = ("import app, time; t = time.perf_counter(); c = time.process_time(); {setup}; "

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Stage what a function image copies (containers/NODE/Dockerfile) under build/NODE-image/:
 #   python/  its dependencies for python3.12 on Lambda's platform, and the packages it runs: the core,
-#            the retrieval engine and its stemmer; Triage also the offline provider (its classifier)
+#            the retrieval engine and its stemmer; Triage also every provider (both run it)
 #   models/  model folders, from $RETRIEVE_MODELS_DIR when set (retrieve)
 #   index/   an embedded Qdrant store, from $RETRIEVE_INDEX_DIR when set (retrieve, local runs only)
 # Nothing is downloaded inside `docker build`: the container network reaches no registry.
@@ -32,7 +32,7 @@ for node in "$@"; do
 		echo "$stamp" >"$out/python/.stamp"
 	fi
 	packages=(layers/core/insurance_agent layers/search/insurance_search layers/offline/insurance_text)
-	if [ "$node" = triage ]; then packages+=(layers/offline/insurance_offline); fi
+	if [ "$node" = triage ]; then packages+=(layers/offline/insurance_offline layers/llm/insurance_llm); fi
 	for package in "${packages[@]}"; do
 		rm -rf "$out/python/$(basename "$package")"
 		cp -r "$package" "$out/python/"

@@ -54,8 +54,8 @@ class Deployable:
 
 DEPLOYABLES = [
     Deployable("layers/core"),
-    Deployable("layers/model"),
-    Deployable("layers/openai"),
+    Deployable("layers/llm/bedrock"),
+    Deployable("layers/llm/openai"),
     Deployable("layers/offline"),
     Deployable("containers/retrieve"),
     Deployable("containers/triage"),

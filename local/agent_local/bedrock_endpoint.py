@@ -101,7 +101,7 @@ def _system(request: dict[str, Any]) -> str:
 
 
 class OfflineModel:
-    """Answers each tool of roles/llm/wire.py from the offline provider's decision on the request's data."""
+    """Answers each tool of insurance_llm/wire.py from the offline provider's decision on the request's data."""
 
     def __init__(self) -> None:
         from insurance_offline import LocalProvider

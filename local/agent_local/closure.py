@@ -23,7 +23,7 @@ from agent_local.template import REPO_ROOT, function_folder, layers_of
 #: What Lambda's python3.12 runtime carries besides the standard library.
 RUNTIME = frozenset({"boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "six", "awslambdaric"})
 #: The project's own top-level packages, by the folder each lives in.
-PACKAGE_ROOTS = ("layers/core", "layers/offline", "layers/search", "ingest", "local")
+PACKAGE_ROOTS = ("layers/core", "layers/llm", "layers/offline", "layers/search", "ingest", "local")
 
 
 def canonicalize_name(name: str) -> str:
@@ -88,7 +88,9 @@ def image_package(node: str) -> Package:
     """An image as containers/stage.sh stages it: the project packages it copies and its lock's distributions."""
     stage = (REPO_ROOT / "containers" / "stage.sh").read_text()
     names = set(re.findall(r"packages=\(([^)]*)\)", stage)[0].split())
-    names |= {m for n, m in re.findall(r'"\$node" = (\w+) \]; then packages\+=\(([^)]*)\)', stage) if n == node}
+    for staged_for, extra in re.findall(r'"\$node" = (\w+) \]; then packages\+=\(([^)]*)\)', stage):
+        if staged_for == node:
+            names |= set(extra.split())
     packages = {Path(n).name: REPO_ROOT / n for n in names}
     return Package(packages, locked_imports(REPO_ROOT / "containers" / node / "requirements.lock"))
 

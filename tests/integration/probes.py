@@ -150,7 +150,7 @@ def bedrock(stack):
     """The stack's nodes use the Bedrock provider with a scripted, stubbed bedrock-runtime client."""
     from insurance_agent.config import get_settings
     from insurance_agent.roles import base
-    from insurance_agent.roles.bedrock import BedrockProvider
+    from insurance_llm.bedrock import BedrockProvider
     from scripted_bedrock import MAIN, REGION, SMALL, ScriptedBedrock
 
     patch = pytest.MonkeyPatch()

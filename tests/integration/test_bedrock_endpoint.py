@@ -14,7 +14,7 @@ from insurance_agent.config import ModelSettings, Settings
 from insurance_agent.errors import ModelOutputError, ModelRefusedError, TransientError
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import GenerateRequest, Intent, TriageRequest
-from insurance_agent.roles.bedrock import BedrockProvider
+from insurance_llm.bedrock import BedrockProvider
 from scripted_bedrock import MAIN, REGION, SMALL
 
 QUESTION = "دوره انتظار زایمان در بیمه تکمیلی درمان چقدر است؟"

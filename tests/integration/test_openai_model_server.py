@@ -97,7 +97,7 @@ def test_every_role_gets_a_schema_valid_answer_or_a_typed_failure_from_a_real_mo
         VerifyRequest,
     )
     from insurance_agent.policy.guards import check_draft
-    from insurance_agent.roles.openai import OpenAIProvider
+    from insurance_llm.openai import OpenAIProvider
 
     base_url, model = model_server
     settings = Settings(models=ModelSettings(provider="openai", small_model_id=model, main_model_id=model,

@@ -17,7 +17,7 @@ import pytest
 from insurance_agent.config import ModelSettings, Settings
 from insurance_agent.errors import ModelOutputError, ModelRefusedError, TransientError
 from insurance_agent.models.roles import Intent, TriageRequest
-from insurance_agent.roles.openai import OpenAIProvider
+from insurance_llm.openai import OpenAIProvider
 
 GOOD = {"intent": "chitchat", "restricted": False, "frustration": False}
 

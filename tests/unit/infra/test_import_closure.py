@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from agent_local.closure import Package, function_closure, imports_of, unshipped
+from agent_local.closure import Package, function_closure, imports_of, unrunnable, unshipped
 from agent_local.template import load_template, resources_of_type
 
 TEMPLATE = load_template()
@@ -41,3 +41,11 @@ def test_the_core_layer_alone_lacks_the_offline_provider():
     missing = function_closure(TEMPLATE, logical, resource, "local")
     assert any("insurance_offline is not shipped" in line for line in missing)
 
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("logical", sorted(name for name, res in FUNCTIONS.items()
+                                           if res["Properties"].get("PackageType") != "Image"))
+def test_every_module_a_zip_function_ships_can_run_in_its_package(logical, provider):
+    """Images hold whole packages for both providers; a zip function's every module must import there."""
+    assert unrunnable(TEMPLATE, logical, FUNCTIONS[logical], provider) == []

@@ -105,11 +105,16 @@ def test_the_development_lock_pins_every_dependency_and_extra():
 
 
 def test_every_build_installs_with_its_lock():
-    for layer in ("core", "model", "openai", "offline"):
+    for layer in ("core", "offline"):
         makefile = (REPO_ROOT / "layers" / layer / "Makefile").read_text()
         assert re.search(r"^PIP := .*pip install .* -c requirements\.lock$", makefile, re.MULTILINE), layer
         installs = [line for line in makefile.splitlines() if "pip install" in line or "requirements.txt" in line]
         assert all(line.startswith("PIP :=") or "$(PIP)" in line for line in installs), layer
+    # The two language-model layers build from one folder, each with its own requirements and lock.
+    makefile = (REPO_ROOT / "layers" / "llm" / "Makefile").read_text()
+    installs = [line for line in makefile.splitlines() if "requirements.txt" in line]
+    assert sorted(installs) == sorted(f"\t$(PIP) $(PLATFORM) -c {p}/requirements.lock -r {p}/requirements.txt"
+                                      for p in ("bedrock", "openai"))
     stage = (REPO_ROOT / "containers" / "stage.sh").read_text()
     installs = [line for line in stage.splitlines() if '"${PIP[@]}"' in line]
     assert len(installs) == 2 and all('-c "$spec/requirements.lock"' in line for line in installs)
@@ -172,7 +177,8 @@ def _closure(requirements: list[Requirement]) -> set[str]:
 # Imported by the local stack but installed by a direct requirement that exists to bring it.
 CARRIED_BY = {"botocore": "boto3", "werkzeug": "moto"}
 #: The project's own top-level packages (pyproject's packages.find).
-OWN_PACKAGES = {"agent_local", "insurance_agent", "insurance_offline", "insurance_search", "insurance_text", "insurance_ingest"}
+OWN_PACKAGES = {"agent_local", "insurance_agent", "insurance_llm", "insurance_offline", "insurance_search", "insurance_text",
+                "insurance_ingest"}
 
 
 def test_the_agent_command_needs_only_the_dependencies_and_the_local_extra():

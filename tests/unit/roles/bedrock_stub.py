@@ -15,7 +15,7 @@ import boto3
 from botocore.config import Config
 from botocore.stub import Stubber
 from insurance_agent.config import ModelSettings, PolicySettings, Settings
-from insurance_agent.roles.bedrock import BedrockProvider
+from insurance_llm.bedrock import BedrockProvider
 
 REGION = "eu-central-1"
 # The template's defaults as deployed: the models through the global cross-Region inference profile.

@@ -39,9 +39,9 @@ def bedrock():
 def test_registered_as_bedrock_and_built_lazily(monkeypatch):
     from insurance_agent.config import get_settings
     from insurance_agent.roles.base import PROVIDERS, create_provider
-    from insurance_agent.roles.bedrock import BedrockProvider
+    from insurance_llm.bedrock import BedrockProvider
 
-    assert PROVIDERS["bedrock"] == "insurance_agent.roles.bedrock:BedrockProvider"
+    assert PROVIDERS["bedrock"] == "insurance_llm.bedrock:BedrockProvider"
     monkeypatch.setenv("SMALL_MODEL_ID", SMALL)
     get_settings.cache_clear()
     try:
@@ -53,7 +53,7 @@ def test_registered_as_bedrock_and_built_lazily(monkeypatch):
 
 def test_runtime_client_has_the_configured_timeouts_and_no_botocore_retries(monkeypatch):
     from insurance_agent.config import get_settings
-    from insurance_agent.roles.bedrock.client import runtime_client
+    from insurance_llm.bedrock.client import runtime_client
 
     monkeypatch.setenv("BEDROCK_REGION", "eu-west-1")
     monkeypatch.setenv("MODEL_TIMEOUT_SECONDS", "12.5")

@@ -75,8 +75,8 @@ class ModelProvider(ABC):
 #: is the configured one, so each ships only with the functions configured for it.
 PROVIDERS: dict[str, str] = {
     "local": "insurance_offline:LocalProvider",
-    "bedrock": "insurance_agent.roles.bedrock:BedrockProvider",
-    "openai": "insurance_agent.roles.openai:OpenAIProvider",
+    "bedrock": "insurance_llm.bedrock:BedrockProvider",
+    "openai": "insurance_llm.openai:OpenAIProvider",
 }
 
 

@@ -1,12 +1,12 @@
-"""OpenAIProvider: the roles (roles/llm/provider.py) on an OpenAI-compatible chat completions server."""
+"""OpenAIProvider: the roles (insurance_llm/provider.py) on an OpenAI-compatible chat completions server."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from insurance_agent.config import ModelSettings
-from insurance_agent.roles.llm.provider import LanguageModelProvider
-from insurance_agent.roles.openai.client import ChatCompletionsCaller
+from insurance_llm.provider import LanguageModelProvider
+from insurance_llm.openai.client import ChatCompletionsCaller
 
 
 class OpenAIProvider(LanguageModelProvider):

@@ -1,4 +1,4 @@
-"""The Converse API as the roles' structured caller (roles/llm/caller.py has the retry policy).
+"""The Converse API as the roles' structured caller (insurance_llm/caller.py has the retry policy).
 
 - The bedrock-runtime client is built once per process (one Lambda container) with the configured
   connect/read timeouts and botocore's own retries off: retrying is decided by the caller, where the
@@ -17,7 +17,7 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from insurance_agent.config import ModelSettings, get_settings
 from insurance_agent.errors import ConfigurationError
-from insurance_agent.roles.llm.caller import RetryingCaller
+from insurance_llm.caller import RetryingCaller
 
 # Error codes of bedrock-runtime that mean "try again later", whatever their HTTP status.
 RETRYABLE_CODES = frozenset(

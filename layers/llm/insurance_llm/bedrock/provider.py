@@ -1,12 +1,12 @@
-"""BedrockProvider: the roles (roles/llm/provider.py) on Bedrock models through langchain-aws ChatBedrockConverse."""
+"""BedrockProvider: the roles (insurance_llm/provider.py) on Bedrock models through langchain-aws ChatBedrockConverse."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from insurance_agent.config import ModelSettings
-from insurance_agent.roles.bedrock.client import ConverseCaller
-from insurance_agent.roles.llm.provider import LanguageModelProvider
+from insurance_llm.bedrock.client import ConverseCaller
+from insurance_llm.provider import LanguageModelProvider
 
 
 class BedrockProvider(LanguageModelProvider):

@@ -1,4 +1,4 @@
-"""The OpenAI Chat Completions API as the roles' structured caller (roles/llm/caller.py has the retry policy).
+"""The OpenAI Chat Completions API as the roles' structured caller (insurance_llm/caller.py has the retry policy).
 
 - One langchain-openai ChatOpenAI per model name, against `OPENAI_BASE_URL` (any compatible server)
   with the key of `OPENAI_API_KEY` or, on AWS, the secret named by `OPENAI_API_KEY_SECRET`. The SDK's
@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from insurance_agent import secrets
 from insurance_agent.config import ModelSettings, get_settings
 from insurance_agent.errors import ConfigurationError
-from insurance_agent.roles.llm.caller import RetryingCaller, correction_text
+from insurance_llm.caller import RetryingCaller, correction_text
 
 
 class ChatCompletionsCaller(RetryingCaller):

@@ -1,4 +1,4 @@
-"""Prompt files (roles/prompts/) and the tagged data blocks a role sends as its user message."""
+"""Prompt files (insurance_llm/templates/) and the tagged data blocks a role sends as its user message."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from insurance_agent.errors import ConfigurationError
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+PROMPTS_DIR = Path(__file__).resolve().parent / "templates"
 LANGUAGE_NAMES = {"fa": "Persian", "en": "English"}
 
 

@@ -1,6 +1,6 @@
 """One structured-output call to a model service, with the retry policy the graph relies on.
 
-What every language-model service gets (roles/bedrock/client.py, roles/openai/client.py):
+What every language-model service gets (insurance_llm/bedrock/client.py, insurance_llm/openai/client.py):
 
 - Transient faults (throttling, 5xx, timeouts, dropped connections: the service decides which) are
   retried with jittered exponential backoff, at most `max_attempts` attempts in all, while the

@@ -1,11 +1,11 @@
 """LanguageModelProvider: the six roles on language models, whichever service serves them.
 
 The small model (SMALL_MODEL_ID) triages, contextualizes, grades and verifies; the main model
-(MAIN_MODEL_ID) clarifies and generates. Each role sends its system prompt (roles/prompts/) and its
-data as tagged JSON blocks, asks for one structured answer (roles/llm/wire.py) and maps it onto the
+(MAIN_MODEL_ID) clarifies and generates. Each role sends its system prompt (insurance_llm/templates/) and its
+data as tagged JSON blocks, asks for one structured answer (insurance_llm/wire.py) and maps it onto the
 typed result of models/roles.py. What code can decide is not asked of the model: the turn's
 language, the clarifying options, calculator results, support ratios. The service is a
-`StructuredCaller` (roles/bedrock/client.py: the Converse API; roles/openai/client.py: any
+`StructuredCaller` (insurance_llm/bedrock/client.py: the Converse API; insurance_llm/openai/client.py: any
 OpenAI-compatible server): the same prompts and schemas reach every model.
 
 Refusals: a generate that the model refuses (or answers empty) is answered=False, which escalates;
@@ -44,8 +44,8 @@ from insurance_agent.models.roles import (
 )
 from insurance_agent.policy.escalation import load_policy
 from insurance_agent.roles.base import ModelProvider
-from insurance_agent.roles.llm import wire
-from insurance_agent.roles.llm.prompts import LANGUAGE_NAMES, block, system_prompt, user_prompt
+from insurance_llm import wire
+from insurance_llm.prompts import LANGUAGE_NAMES, block, system_prompt, user_prompt
 from insurance_agent.text import turn_language
 
 MAX_CHUNK_CHARS = 6000
