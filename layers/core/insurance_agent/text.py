@@ -60,17 +60,26 @@ _DETACHED_PREFIX = re.compile(r"(?<![\w])(ن?می) (?=[\u0600-\u06ff])")
 _MARK_IN_WORD = re.compile("(?<=[\u0600-\u06ff])[\u200e\u200f]+(?=[\u0600-\u06ff])")
 
 
+class Normalized(str):
+    """Text already in `normalize`'s form: normalising it again returns it as it is, so a message
+    normalised once by a node is not normalised again by each check it is passed to."""
+
+    __slots__ = ()
+
+
 def normalize(text: str, *, keep_zwnj: bool = False) -> str:
     """Canonical form of `text` for matching: one spelling per word, Latin digits, single spaces."""
+    if type(text) is Normalized and not keep_zwnj:
+        return text
     text = _MARK_IN_WORD.sub(ZWNJ, unicodedata.normalize("NFKC", text)).translate(_CHAR_MAP)
     text = _DIACRITICS.sub("", text)
     text = _SPACES.sub(" ", text)
     text = re.sub(f" ?{ZWNJ}+ ?", ZWNJ, text)
     text = _DETACHED_PREFIX.sub(lambda m: m.group(1) + ZWNJ, text)
     text = _DETACHED_SUFFIX.sub(lambda m: ZWNJ + m.group(1), text)
-    if not keep_zwnj:
-        text = text.replace(ZWNJ, " ")
-    return text.strip().lower()
+    if keep_zwnj:
+        return text.strip().lower()
+    return Normalized(text.replace(ZWNJ, " ").strip().lower())
 
 
 _DISPLAY_MAP = str.maketrans({"ي": "ی", "ى": "ی", "ك": "ک", "\u00ad": ZWNJ})

@@ -128,7 +128,7 @@ class FastembedDenseEncoder(DenseEncoder):
 
 
 class SparseEncoder:
-    """BM25 term weights (fastembed Bm25) with the Persian+English stemmer and stopwords of text.py.
+    """BM25 term weights (fastembed Bm25) with the Persian+English stemmer and stopwords of insurance_text.
 
     Qdrant applies the IDF (`Modifier.IDF`), so only term frequencies are computed here.
     """

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.state import TurnState
 from insurance_agent.nodes.common import parts, save
 from insurance_agent.observability import metrics
@@ -12,13 +11,12 @@ from insurance_search.search import search
 def run(state: TurnState) -> TurnState:
     turn = state.require_turn()
     stored = parts(state)
-    query = stored.get("query") or turn.message
-    scope = stored.get("scope") or {}
+    query = stored.query
+    scope = stored.scope
     # The backend's domain, when set, always wins over anything inferred from the conversation.
     domain = turn.domain or scope.get("domain")
     hits = search(query, tenant_id=turn.tenant_id, roles=turn.roles, domain=domain, scope=scope)
-    account = [RetrievedChunk.model_validate(c) for c in stored.get("account_chunks", [])]
-    chunks = account + hits
+    chunks = stored.account_chunks + hits
     save(state, chunks=[c.model_dump() for c in chunks])
     metrics.add_metric(name="RetrievedChunks", unit="Count", value=len(chunks))
     return state

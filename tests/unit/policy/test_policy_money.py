@@ -258,6 +258,7 @@ def test_the_generate_node_runs_the_calculator_before_the_guards(monkeypatch):
     from insurance_agent.models.roles import Intent
     from insurance_agent.models.state import TurnState
     from insurance_agent.models.turn import TurnInput
+    from insurance_agent.models.parts import TurnParts
     from insurance_agent.nodes import generate as node
 
     message = "حق بیمه تکمیلی برای ۳ نفر چقدر است؟"
@@ -274,7 +275,7 @@ def test_the_generate_node_runs_the_calculator_before_the_guards(monkeypatch):
 
     saved = {}
     monkeypatch.setattr(node, "get_provider", lambda: Provider())
-    monkeypatch.setattr(node, "parts", lambda state: {"chunks": [PREMIUM.model_dump()], "query": message})
+    monkeypatch.setattr(node, "parts", lambda state: TurnParts(chunks=[PREMIUM], query=message))
     monkeypatch.setattr(node, "save", lambda state, **values: saved.update(values))
     state = TurnState(
         turn=TurnInput(thread_id="t1", turn_id="u1", user_id="u", tenant_id="t", message=message),

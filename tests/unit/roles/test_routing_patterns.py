@@ -158,11 +158,12 @@ def test_a_restricted_request_that_names_an_option_escalates_as_on_a_fresh_threa
 
 
 def test_the_triage_node_checks_the_policy_before_taking_a_pick(monkeypatch):
+    from insurance_agent.models.parts import TurnParts
     from insurance_agent.models.state import TurnState
     from insurance_agent.nodes import triage as node
 
-    history = [turn.model_dump() for turn in _clarified()]
-    monkeypatch.setattr(node, "parts", lambda state: {"history": history})
+    history = _clarified()
+    monkeypatch.setattr(node, "parts", lambda state: TurnParts(history=history, query=state.require_turn().message))
     monkeypatch.setattr(node, "corpus_context", lambda turn: ([], None))
 
     def state(message):

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from insurance_agent.models.roles import ClarifyRequest
 from insurance_agent.models.state import TurnState
-from insurance_agent.models.turn import ClarifyOption, Status, TurnReply
-from insurance_agent.nodes.common import chunks_of, parts, with_trace
+from insurance_agent.models.turn import Status, TurnReply
+from insurance_agent.nodes.common import parts, with_trace
 from insurance_agent.roles.base import get_provider
 
 
 def run(state: TurnState) -> TurnState:
     turn = state.require_turn()
     stored = parts(state)
-    options = [ClarifyOption.model_validate(o) for o in stored.get("options", [])]
+    options = stored.options
     result = get_provider().clarify(
         ClarifyRequest(
-            query=stored.get("query") or turn.message,
+            query=stored.query,
             message=turn.message,
-            chunks=chunks_of(stored),
+            chunks=stored.chunks,
             options=options,
             language=state.language,
         )

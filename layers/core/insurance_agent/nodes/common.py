@@ -4,24 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from insurance_agent.models.chunks import RetrievedChunk
+from insurance_agent.models.parts import TurnParts
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import Trace, TurnReply, safe_turn_id
 from insurance_agent.store import turns
 
 
-def parts(state: TurnState) -> dict[str, Any]:
+def parts(state: TurnState) -> TurnParts:
+    """What the turn's earlier nodes stored (the query defaults to the message)."""
     turn = state.require_turn()
-    return turns.get_parts(turn.turn_id, turn.thread_id)
+    return TurnParts.of(turns.get_parts(turn.turn_id, turn.thread_id), turn.message)
 
 
 def save(state: TurnState, **values: Any) -> None:
     turn = state.require_turn()
     turns.put_parts(turn.turn_id, turn.thread_id, **values)
-
-
-def chunks_of(stored: dict[str, Any]) -> list[RetrievedChunk]:
-    return [RetrievedChunk.model_validate(c) for c in stored.get("chunks", [])]
 
 
 def with_trace(state: TurnState, reply: TurnReply) -> TurnReply:

@@ -9,7 +9,7 @@ again. A first turn in the corpus language needs no model: its second round is `
 from __future__ import annotations
 
 from insurance_agent.config import get_settings
-from insurance_agent.models.roles import ContextualizeRequest, HistoryTurn
+from insurance_agent.models.roles import ContextualizeRequest
 from insurance_agent.models.state import TurnState
 from insurance_agent.nodes.common import parts, save
 from insurance_agent.policy.clarification import pick_option
@@ -20,7 +20,7 @@ from insurance_agent.roles.base import get_provider
 def run(state: TurnState) -> TurnState:
     turn = state.require_turn()
     stored = parts(state)
-    history = [HistoryTurn.model_validate(h) for h in stored.get("history", [])]
+    history = stored.history
     last = history[-1] if history else None
 
     picked = pick_option(turn.message, last.options) if last and last.status == "clarify" else None
@@ -33,7 +33,7 @@ def run(state: TurnState) -> TurnState:
     def ask(**round_fields):
         """One model call of the contextualize role, counted against the turn's budget."""
         result = get_provider().contextualize(ContextualizeRequest(
-            message=turn.message, history=history, profile=stored.get("profile", {}),
+            message=turn.message, history=history, profile=stored.profile,
             language=state.language, mixed_language=state.mixed_language, **round_fields))
         state.counters.llm_calls += 1
         return result
@@ -41,7 +41,7 @@ def run(state: TurnState) -> TurnState:
     rounds = state.counters.retrieval_rounds
     direct = not history and state.language == get_settings().corpus_language and not state.mixed_language
     if rounds > 0:
-        previous = stored.get("query") or turn.message
+        previous = stored.query
         query = get_provider().broadened_query(previous) if direct else None
         if query is None:
             query = ask(attempt=rounds, previous_query=previous).standalone_query

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from insurance_agent.errors import InvalidInputError, ThreadNotOwnedError, TransientError
 from insurance_agent.models.history import HistoryTurn
+from insurance_agent.models.parts import TurnParts
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import (
     EscalationReason,
@@ -20,7 +21,7 @@ from insurance_agent.models.turn import (
     parse_turn_input,
 )
 from insurance_agent.nodes import messages
-from insurance_agent.nodes.common import chunks_of, with_trace
+from insurance_agent.nodes.common import with_trace
 from insurance_agent.observability import logger, metrics
 from insurance_agent.policy.pii import mask_pii
 from insurance_agent.store import handoffs, threads, turns
@@ -93,22 +94,22 @@ def run(state: TurnState) -> TurnState:
         state.turn = parsed
         owner = turns.TurnOwner(tenant_id=parsed.tenant_id, user_id=parsed.user_id, roles=parsed.roles)
     turn = state.turn
-    stored = turns.get_parts(turn.turn_id, turn.thread_id)
+    stored = TurnParts.of(turns.get_parts(turn.turn_id, turn.thread_id), turn.message)
     committed = threads.get_thread(turn.thread_id)
-    if stored.get("reply") and committed and committed.owned_by(turn.tenant_id, turn.user_id) \
+    if stored.reply and committed and committed.owned_by(turn.tenant_id, turn.user_id) \
             and turn.turn_id in committed.turn_ids:
         # The turn was already committed (its node failed after the write, or this node is retried):
         # the user gets what the thread records, as a replay would, not a second, different outcome.
-        state.reply = TurnReply.model_validate(stored["reply"])
+        state.reply = TurnReply.model_validate(stored.reply)
         return state
-    history = [HistoryTurn.model_validate(h) for h in stored.get("history", [])]
-    chunks = sorted(chunks_of(stored), key=lambda c: c.score, reverse=True)[:TOP_CHUNKS]
+    history = stored.history
+    chunks = sorted(stored.chunks, key=lambda c: c.score, reverse=True)[:TOP_CHUNKS]
     context = HandoffContext(
-        rewritten_query=mask_pii(stored.get("query") or turn.message),
+        rewritten_query=mask_pii(stored.query),
         top_chunks=[TopChunk(chunk_id=c.chunk_id, score=round(c.score, 4), title=c.title) for c in chunks],
         conversation_summary=mask_pii(summarize(history, turn.message, state.language)),
         last_message=turn.message,
-        user_profile=stored.get("profile", {}),
+        user_profile=stored.profile,
     )
     reply = with_trace(state, TurnReply(
         status=Status.ESCALATE, message=messages.escalation(reason, state.language), reason=reason,

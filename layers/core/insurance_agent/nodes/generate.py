@@ -12,7 +12,7 @@ from insurance_agent.models.roles import GenerateRequest, Intent
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import Status, TurnReply
 from insurance_agent.nodes import messages
-from insurance_agent.nodes.common import chunks_of, parts, save, with_trace
+from insurance_agent.nodes.common import parts, save, with_trace
 from insurance_agent.policy.guards import check_draft
 from insurance_agent.policy.money import apply_calculations
 from insurance_agent.roles.base import get_provider
@@ -39,15 +39,15 @@ def run(state: TurnState) -> TurnState:
         return state
 
     stored = parts(state)
-    chunks = chunks_of(stored)
+    chunks = stored.chunks
     result = provider.generate(
         GenerateRequest(
             route=route,
             message=turn.message,
-            query=stored.get("query") or turn.message,
+            query=stored.query,
             chunks=chunks,
             language=state.language,
-            feedback=stored.get("feedback", []),
+            feedback=stored.feedback,
         )
     )
     state.counters.llm_calls += 1

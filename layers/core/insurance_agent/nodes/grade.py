@@ -9,7 +9,7 @@ from __future__ import annotations
 from insurance_agent.config import get_settings
 from insurance_agent.models.roles import ChunkRelevance, GradeRequest, GradeVerdict
 from insurance_agent.models.state import TurnState
-from insurance_agent.nodes.common import chunks_of, parts, save
+from insurance_agent.nodes.common import parts, save
 from insurance_agent.observability import emit, metrics
 from insurance_agent.policy.decisive import decisive_top_hit
 from insurance_agent.policy.options import clarify_options
@@ -17,10 +17,9 @@ from insurance_agent.roles.base import get_provider
 
 
 def run(state: TurnState) -> TurnState:
-    turn = state.require_turn()
     stored = parts(state)
-    chunks = chunks_of(stored)
-    query = stored.get("query") or turn.message
+    chunks = stored.chunks
+    query = stored.query
     if not chunks:
         verdict = GradeVerdict.INSUFFICIENT  # nothing to judge: no model call needed
         relevance = []

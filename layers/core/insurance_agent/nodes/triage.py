@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from insurance_agent.models.roles import HistoryTurn, Intent, TriageRequest
+from insurance_agent.models.roles import Intent, TriageRequest
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import TurnInput
 from insurance_agent.nodes.common import parts
@@ -45,7 +45,7 @@ def corpus_context(turn: TurnInput) -> tuple[list[str], bool | None]:
 
 def run(state: TurnState) -> TurnState:
     turn = state.require_turn()
-    history = [HistoryTurn.model_validate(h) for h in parts(state).get("history", [])]
+    history = parts(state).history
     policy = load_policy()
     signals = policy_signals(turn.message, [h.message for h in history[-3:]], policy)
 

@@ -6,17 +6,17 @@ from insurance_agent.config import get_settings
 from insurance_agent.models.roles import GenerateResult, VerifyRequest
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import Citation, Status, TurnReply
-from insurance_agent.nodes.common import chunks_of, parts, save, with_trace
+from insurance_agent.nodes.common import parts, save, with_trace
 from insurance_agent.observability import emit
 from insurance_agent.roles.base import get_provider
 
 
 def run(state: TurnState) -> TurnState:
     stored = parts(state)
-    draft = stored.get("draft") or {}
+    draft = stored.draft
     result = GenerateResult.model_validate(draft["result"])
     violations: list[str] = list(draft.get("violations", []))
-    chunks = chunks_of(stored)
+    chunks = stored.chunks
     by_id = {c.chunk_id: c for c in chunks}
     cited = [by_id[i] for i in dict.fromkeys(result.citations) if i in by_id]
 
@@ -29,7 +29,7 @@ def run(state: TurnState) -> TurnState:
                 chunks=cited,
                 calculations=result.calculations,
                 min_support=get_settings().policy.verify_min_support,
-                question=stored.get("query") or state.require_turn().message,
+                question=stored.query,
             )
         )
         state.counters.llm_calls += 1

@@ -22,13 +22,12 @@ def run(state: TurnState) -> TurnState:
     reply = with_trace(state, state.reply)
     stored = parts(state)
     clarified = reply.status == Status.CLARIFY
-    query = stored.get("query") or turn.message
-    chunks = {c.get("chunk_id"): c for c in stored.get("chunks", [])}
+    query = stored.query
+    chunks = {c.chunk_id: c for c in stored.chunks}
     cited = [chunks[c.chunk_id] for c in reply.citations if c.chunk_id in chunks]
     documents = list({
-        c["file_id"]: DocumentLabel(file_id=c["file_id"], title=c.get("title") or "", product=c.get("product"),
-                                    domain=c.get("domain"))
-        for c in cited if c.get("file_id") and not str(c.get("chunk_id", "")).startswith("account:")
+        c.file_id: DocumentLabel(file_id=c.file_id, title=c.title or "", product=c.product, domain=c.domain)
+        for c in cited if c.file_id and not c.chunk_id.startswith("account:")
     }.values())[:3]
 
     def commit(record: threads.ThreadRecord) -> None:
@@ -37,7 +36,7 @@ def run(state: TurnState) -> TurnState:
         record.clarify_topic = (record.clarify_topic or query) if clarified else ""
         record.turns.append(TurnEntry(
             turn_id=turn.turn_id, message=turn.message, reply=reply.message, status=reply.status.value,
-            query=query, language=reply.language, options=reply.options, scope=stored.get("scope") or {},
+            query=query, language=reply.language, options=reply.options, scope=stored.scope,
             documents=documents,
             at=threads.dynamo.now()))
         record.turns = record.turns[-20:]
@@ -57,7 +56,7 @@ def run(state: TurnState) -> TurnState:
 
     if reply.status == Status.ANSWER and state.route in ("knowledge", "account"):
         # The tenant's products: the metadata of the documents this turn retrieved (never a fixed list).
-        retrieved = [c for c in chunks.values() if not str(c.get("chunk_id", "")).startswith("account:")]
+        retrieved = [c.model_dump() for c in chunks.values() if not c.chunk_id.startswith("account:")]
         facts = extract_facts(turn.message, retrieved)
         profiles.remember(turn.tenant_id, turn.user_id, turn.turn_id, facts, reply.language)
     metrics.add_metric(name="LlmCallsPerTurn", unit="Count", value=state.counters.llm_calls)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from insurance_agent.models.roles import Intent, TriageResult
 from insurance_agent.policy.escalation import EscalationPolicy
 from insurance_agent.policy.frustration import is_frustrated
+from insurance_agent.text import normalize
 
 
 @dataclass(frozen=True)
@@ -29,10 +30,12 @@ class PolicySignals:
 
 
 def policy_signals(message: str, previous_user_messages: Sequence[str], policy: EscalationPolicy) -> PolicySignals:
+    """Every policy check on the message, which is normalised once for all of them."""
+    text = normalize(message)
     return PolicySignals(
-        restricted_category=policy.restricted_category(message),
-        handoff=policy.asks_for_human(message),
-        frustrated=is_frustrated(message, list(previous_user_messages), policy),
+        restricted_category=policy.restricted_category(text),
+        handoff=policy.asks_for_human(text),
+        frustrated=is_frustrated(text, [normalize(m) for m in previous_user_messages], policy),
     )
 
 
