@@ -56,15 +56,19 @@ class Fault:
 
 @dataclass
 class EndpointState:
-    """Queued faults per tool name ("*": any tool) and the log of every Converse request."""
+    """Queued faults per tool name ("*": any tool) and the log of every model request.
+
+    `known` names the faults the endpoint can apply (this module's FAULTS for the Converse endpoint).
+    """
 
     faults: dict[str, deque[Fault]] = field(default_factory=dict)
     calls: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    known: dict[str, str] = field(default_factory=lambda: FAULTS)
 
     def add_fault(self, tool: str, fault: Fault) -> None:
-        if fault.kind not in FAULTS:
-            raise ValueError(f"unknown fault {fault.kind!r} (known: {', '.join(FAULTS)})")
+        if fault.kind not in self.known:
+            raise ValueError(f"unknown fault {fault.kind!r} (known: {', '.join(self.known)})")
         with self.lock:
             self.faults.setdefault(tool, deque()).append(fault)
 
@@ -86,13 +90,17 @@ class EndpointState:
             self.calls.clear()
 
 
+def data_blocks(text: str) -> dict[str, Any]:
+    """The tagged JSON blocks of a role's user message (roles/llm/prompts.py writes them), by tag."""
+    return {tag: json.loads(body) for tag, body in _TAG.findall(text)}
+
+
 def _data(request: dict[str, Any]) -> dict[str, Any]:
     """The tagged blocks of the first user message (a corrective turn repeats nothing of them)."""
     for message in request.get("messages", []):
         if message.get("role") != "user":
             continue
-        text = "\n".join(block["text"] for block in message.get("content", []) if "text" in block)
-        return {tag: json.loads(body) for tag, body in _TAG.findall(text)}
+        return data_blocks("\n".join(block["text"] for block in message.get("content", []) if "text" in block))
     return {}
 
 
@@ -227,7 +235,7 @@ class OfflineModel:
         return {"verdicts": verdicts, "unsupported_statements": [], "answers_question": answers}
 
 
-def _corrupt(tool: str, kind: str, good: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+def corrupt(tool: str, kind: str, good: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     """A tool call's arguments with the fault `kind` applied (GroundedAnswer faults need a real draft)."""
     if kind == "schema":
         # Wrong types and a field the schema forbids: what a model that ignores part of the schema writes.
@@ -306,7 +314,7 @@ class BedrockEndpoint:
         data = _data(request)
         arguments = self.model.answer(tool, data, _system(request))
         if fault:
-            arguments = _corrupt(tool, fault.kind, arguments, data)
+            arguments = corrupt(tool, fault.kind, arguments, data)
         return self._message([{"toolUse": {"toolUseId": f"tooluse_{next(self._ids):06d}", "name": tool,
                                            "input": arguments}}], "tool_use")
 
