@@ -2,7 +2,8 @@
 # Stage what a function image copies (containers/NODE/Dockerfile) under build/NODE-image/:
 #   python/  its dependencies for python3.12 on Lambda's platform, and the insurance_agent package
 #   models/  model folders, from $RETRIEVE_MODELS_DIR when set (retrieve)
-#   index/   an embedded Qdrant store, from $RETRIEVE_INDEX_DIR when set (retrieve, local runs only)
+#   index/   an embedded Qdrant store, from $RETRIEVE_INDEX_DIR when set (retrieve, and triage for its
+#            corpus scope; local runs only: on AWS both read the Qdrant server)
 # Nothing is downloaded inside `docker build`: the container network reaches no registry.
 # Every package is pinned by containers/NODE/requirements.lock (`make lock`).
 #   usage: containers/stage.sh NODE...      (PYTHON: a python3.12 with pip)
@@ -35,11 +36,9 @@ for node in "$@"; do
 	# Bytecode in the image: nothing is compiled at cold start.
 	"$PYTHON" -m compileall -q -j 0 "$out/python/insurance_agent"
 	rm -rf "$out/models" "$out/index" && mkdir -p "$out/models" "$out/index"
-	if [ "$node" = retrieve ]; then
-		if [ -n "${RETRIEVE_MODELS_DIR:-}" ]; then cp -r "$RETRIEVE_MODELS_DIR"/. "$out/models/"; fi
-		if [ -n "${RETRIEVE_INDEX_DIR:-}" ]; then
-			cp -r "$RETRIEVE_INDEX_DIR"/. "$out/index/"
-			rm -f "$out/index/.lock"
-		fi
+	if [ "$node" = retrieve ] && [ -n "${RETRIEVE_MODELS_DIR:-}" ]; then cp -r "$RETRIEVE_MODELS_DIR"/. "$out/models/"; fi
+	if { [ "$node" = retrieve ] || [ "$node" = triage ]; } && [ -n "${RETRIEVE_INDEX_DIR:-}" ]; then
+		cp -r "$RETRIEVE_INDEX_DIR"/. "$out/index/"
+		rm -f "$out/index/.lock"
 	fi
 done
