@@ -99,9 +99,11 @@ lambda-down:
 # Every function in its own container: events/ through `sam local invoke`, then the demo conversation
 # through the real ASL with each Task sent to `sam local start-lambda`, checked against the in-process run.
 # MODEL_PROVIDER=bedrock: every function as packaged for Bedrock, the model a Bedrock Runtime endpoint on
-# this machine, plus the model faults (docs/resilience.md). TIER_ARGS=--skip-build reuses the last build.
+# this machine, plus the model faults (docs/resilience.md). MODEL_PROVIDER=openai: every function as
+# packaged for an OpenAI-compatible server, the model the real server of model-up (started if it is not
+# running), plus the server faults. TIER_ARGS=--skip-build reuses the last build.
 MODEL_PROVIDER ?= local
-test-lambda: venv lambda-up
+test-lambda: venv lambda-up $(if $(filter openai,$(MODEL_PROVIDER)),model-up)
 	env PATH="$(SAM_PATH)" PY312=$(PY312) SAM_CLI_TELEMETRY=0 $(BIN)/python -m agent_local.lambda_tier test \
 		--provider $(MODEL_PROVIDER) $(TIER_ARGS)
 

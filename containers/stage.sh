@@ -3,7 +3,8 @@
 #   python/  its dependencies for python3.12 on Lambda's platform, and the packages it runs: the core,
 #            the retrieval engine and its stemmer; Triage also every provider (both run it)
 #   models/  model folders, from $RETRIEVE_MODELS_DIR when set (retrieve)
-#   index/   an embedded Qdrant store, from $RETRIEVE_INDEX_DIR when set (retrieve, local runs only)
+#   index/   an embedded Qdrant store, from $RETRIEVE_INDEX_DIR when set (retrieve, and triage for its
+#            corpus scope; local runs only: on AWS both read the Qdrant server)
 # Nothing is downloaded inside `docker build`: the container network reaches no registry.
 # Every package is pinned by containers/NODE/requirements.lock (`make lock`).
 #   usage: containers/stage.sh NODE...      (PYTHON: a python3.12 with pip)
@@ -40,11 +41,9 @@ for node in "$@"; do
 		"$PYTHON" -m compileall -q -j 0 "$out/python/$(basename "$package")"
 	done
 	rm -rf "$out/models" "$out/index" && mkdir -p "$out/models" "$out/index"
-	if [ "$node" = retrieve ]; then
-		if [ -n "${RETRIEVE_MODELS_DIR:-}" ]; then cp -r "$RETRIEVE_MODELS_DIR"/. "$out/models/"; fi
-		if [ -n "${RETRIEVE_INDEX_DIR:-}" ]; then
-			cp -r "$RETRIEVE_INDEX_DIR"/. "$out/index/"
-			rm -f "$out/index/.lock"
-		fi
+	if [ "$node" = retrieve ] && [ -n "${RETRIEVE_MODELS_DIR:-}" ]; then cp -r "$RETRIEVE_MODELS_DIR"/. "$out/models/"; fi
+	if { [ "$node" = retrieve ] || [ "$node" = triage ]; } && [ -n "${RETRIEVE_INDEX_DIR:-}" ]; then
+		cp -r "$RETRIEVE_INDEX_DIR"/. "$out/index/"
+		rm -f "$out/index/.lock"
 	fi
 done

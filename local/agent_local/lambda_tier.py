@@ -18,6 +18,18 @@ layer, not the text layer) and the model nodes call a Bedrock Runtime endpoint o
 real-text threads (events/conversations/real_text.json) run in both runs, no turn may end in
 `system_error`, and then every model fault of `FAULT_CASES` is injected into one turn each
 (docs/resilience.md has the table this prints).
+
+With `--provider openai` every function runs as packaged for an OpenAI-compatible server (the
+OpenAI layer) and the model nodes call the real model server of `make model-up` (llama.cpp's
+server on loopback). Containers cannot reach the host's loopback, so agent_local/openai_endpoint.py
+listens on the docker0 gateway (and on loopback for the in-process run) and relays each request to
+that server, logging it; `OpenAIBaseUrl` points the functions at it. The demo and the real-text
+threads run on the real model in both runs; a model this small is usually wrong, so the checks are
+that every execution succeeds, that a `system_error` is explained by a model request that outlived
+the client's read timeout, that outcomes agree where no such timeout touched the thread, and that no
+answer breaks a guard (citations retrieved, figures in the cited chunks, the turn's language). The
+events run on the endpoint's offline answers, and then the server faults of `OPENAI_FAULT_CASES`,
+one turn each (docs/resilience.md).
 """
 
 from __future__ import annotations
@@ -30,7 +42,9 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -44,6 +58,12 @@ STATE = Path(os.environ.get("LAMBDA_STATE", REPO_ROOT / ".lambda"))
 DEMO = REPO_ROOT / "samples" / "conversations" / "demo.json"
 REAL_TEXT = REPO_ROOT / "events" / "conversations" / "real_text.json"
 BEDROCK_PORT = int(os.environ.get("LAMBDA_BEDROCK_PORT", "4567"))
+OPENAI_PORT = int(os.environ.get("LAMBDA_OPENAI_PORT", "4568"))
+# Where `make model-up` (tools/model-server.sh) records the server it started.
+MODEL_SERVER_ENV = Path(os.environ.get("MODEL_SERVER_STATE") or REPO_ROOT / ".model") / "server.env"
+# The client's read timeout on the model server (ModelTimeoutSeconds): the template's default unless
+# LAMBDA_OPENAI_TIMEOUT says otherwise. The in-process run uses the same.
+OPENAI_TIMEOUT_SECONDS = os.environ.get("LAMBDA_OPENAI_TIMEOUT", "")
 CORPORA = {"sepehr": REPO_ROOT / "samples" / "corpus" / "sepehr", "kavir": REPO_ROOT / "samples" / "corpus" / "kavir"}
 ACCOUNTS = REPO_ROOT / "samples" / "accounts.json"
 # Graph order: replaying the knowledge chain builds the working data each next node reads.
@@ -71,6 +91,19 @@ FAULT_CASES = [
     ("citation of a chunk not retrieved", "GroundedAnswer", "foreign_citation", 99, 0),
     ("a figure no chunk holds", "GroundedAnswer", "invented_number", 99, 0),
     ("answer in the other language", "GroundedAnswer", "wrong_language", 99, 0),
+]
+
+
+# Server faults for the openai tier, every request of one turn each (the offline answers behind them):
+# (label, tool the fault hits or "*", fault, how many requests in a row, seconds for `slow`). A slow
+# server holds each answer longer than any Task's TimeoutSeconds.
+OPENAI_FAULT_CASES = [
+    ("429 throughout", "*", "throttle", 99, 0),
+    ("500 throughout", "*", "server_error", 99, 0),
+    ("503 throughout", "*", "unavailable", 99, 0),
+    ("connection dropped throughout", "*", "drop", 99, 0),
+    ("HTML page instead of JSON throughout", "*", "not_json", 99, 0),
+    ("slower than the Task timeout throughout", "*", "slow", 99, 120),
 ]
 
 
@@ -123,7 +156,7 @@ def tier_scripts(provider: str) -> list[dict[str, Any]]:
     """The demo conversation (and with Bedrock the real-text threads) with fixed thread and turn ids, so
     both runs send exactly the same turns."""
     scripts = json.loads(DEMO.read_text(encoding="utf-8"))
-    if provider == "bedrock":
+    if provider in ("bedrock", "openai"):
         scripts += json.loads(REAL_TEXT.read_text(encoding="utf-8"))
     for number, script in enumerate(scripts):
         script["thread_id"] = f"tier-{provider}-{number}"
@@ -140,16 +173,45 @@ def tier_payloads(provider: str) -> list[dict[str, Any]]:
     return [payload for script in tier_scripts(provider) for payload in Script.model_validate(script).payloads()]
 
 
-def reference_run(home: Path, provider: str, model_env: dict[str, str]) -> list[dict[str, Any]]:
-    """The tier's conversations in-process (`agent converse`, its own process and local stack)."""
+def take_calls(endpoint) -> list[dict[str, Any]]:  # noqa: ANN001 - BedrockEndpoint or OpenAIEndpoint
+    """The model requests the endpoint logged since the last call (none without an endpoint)."""
+    if endpoint is None:
+        return []
+    with endpoint.state.lock:
+        calls, endpoint.state.calls[:] = list(endpoint.state.calls), []
+    return calls
+
+
+def reference_run(home: Path, provider: str, model_env: dict[str, str], endpoint=None) -> list[dict[str, Any]]:  # noqa: ANN001
+    """The tier's conversations in-process (`agent converse`, its own process and local stack): one
+    {"reply", "calls"} per turn, `calls` the model requests the endpoint logged during that turn."""
     script = STATE / f"conversations-{provider}.json"
     script.write_text(json.dumps(tier_scripts(provider), ensure_ascii=False), encoding="utf-8")
     env = os.environ | {"AGENT_HOME": str(home), "HF_HUB_OFFLINE": "1", "MODEL_PROVIDER": provider} | model_env
-    result = subprocess.run([_python(), "-m", "agent_local.cli", "converse", str(script)], env=env,
-                            capture_output=True, text=True, timeout=1800)
-    if result.returncode != 0:
-        raise TierError(f"the in-process reference run failed: {result.stderr.strip()[-1500:]}")
-    return [outcome(json.loads(line)) for line in result.stdout.splitlines() if line.startswith("{")]
+    errors = STATE / f"reference-{provider}.log"
+    take_calls(endpoint)
+    turns: list[dict[str, Any]] = []
+    with errors.open("w") as stderr:
+        process = subprocess.Popen([_python(), "-m", "agent_local.cli", "converse", str(script)], env=env,
+                                   stdout=subprocess.PIPE, stderr=stderr, text=True)
+        watchdog = threading.Timer(1800, process.kill)
+        watchdog.start()
+        try:
+            # converse prints each reply as its turn ends: the requests logged until then are that turn's.
+            for line in process.stdout:
+                if line.startswith("{"):
+                    turns.append({"reply": json.loads(line), "calls": take_calls(endpoint)})
+            process.wait()
+            if hasattr(endpoint, "wait_idle"):
+                endpoint.wait_idle(300)  # a request the client gave up on settles when the server answers it
+        finally:
+            watchdog.cancel()
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    if process.returncode != 0:
+        raise TierError(f"the in-process reference run failed: {errors.read_text()[-1500:]}")
+    return turns
 
 
 def bedrock_environment(parameters: dict[str, str]) -> dict[str, str]:
@@ -165,13 +227,41 @@ def bedrock_environment(parameters: dict[str, str]) -> dict[str, str]:
             "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 
 
+def model_server() -> tuple[str, str]:
+    """The base URL and the served model of the real OpenAI-compatible server (`make model-up`):
+    OPENAI_BASE_URL, else the one tools/model-server.sh recorded; TierError when none answers."""
+    recorded = {}
+    if MODEL_SERVER_ENV.exists():
+        recorded = dict(line.split("=", 1) for line in MODEL_SERVER_ENV.read_text().split() if "=" in line)
+    base_url = os.environ.get("OPENAI_BASE_URL") or recorded.get("OPENAI_BASE_URL")
+    if not base_url:
+        raise TierError("no OpenAI-compatible model server is known: start one with make model-up "
+                        "(or set OPENAI_BASE_URL)")
+    try:
+        with urllib.request.urlopen(f"{base_url.rstrip('/')}/models", timeout=10) as response:
+            return base_url.rstrip("/"), json.load(response)["data"][0]["id"]
+    except (OSError, ValueError, KeyError, IndexError) as error:
+        raise TierError(f"the model server at {base_url} does not answer ({error}): make model-up") from error
+
+
+def openai_environment(model: str, host: str) -> dict[str, str]:
+    """What the model nodes get with the openai provider: the endpoint on `host`, the served model, a
+    forced tool call (llama.cpp's server honours it) and the read timeout."""
+    from agent_local.template import parameter_defaults
+
+    timeout = OPENAI_TIMEOUT_SECONDS or str(parameter_defaults(load_template())["ModelTimeoutSeconds"])
+    return {"OPENAI_BASE_URL": f"http://{host}:{OPENAI_PORT}/v1", "SMALL_MODEL_ID": model, "MAIN_MODEL_ID": model,
+            "OPENAI_STRUCTURED_OUTPUT": "function_calling", "MODEL_TIMEOUT_SECONDS": timeout}
+
+
 def _sam() -> list[str]:
     sam = shutil.which("sam") or str(Path(sys.executable).parent / "sam")
     return [sam]
 
 
-def _sam_local_options(stack, provider: str = "local") -> list[str]:  # noqa: ANN001 - LocalStack
-    """Parameters and the environment file that point every container at this stack.
+def _sam_local_options(stack, provider: str = "local", model: str = "") -> list[str]:  # noqa: ANN001 - LocalStack
+    """Parameters and the environment file that point every container at this stack (and, with the
+    openai provider, at the model endpoint on the gateway serving `model`).
 
     `sam local` resolves neither conditions nor a table's !Ref (it gives the logical id), so the
     endpoints, the table names and the model ids are set through --env-vars (it may only set
@@ -187,6 +277,12 @@ def _sam_local_options(stack, provider: str = "local") -> list[str]:  # noqa: AN
         model_env = bedrock_environment(values)
         env |= {"AWS_ENDPOINT_URL_BEDROCK_RUNTIME": model_endpoint, "SMALL_MODEL_ID": model_env["SMALL_MODEL_ID"],
                 "MAIN_MODEL_ID": model_env["MAIN_MODEL_ID"]}
+    if provider == "openai":
+        model_env = openai_environment(model, GATEWAY)
+        values |= {"OpenAIBaseUrl": model_env["OPENAI_BASE_URL"], "OpenAISmallModel": model, "OpenAIMainModel": model,
+                   "OpenAIStructuredOutput": model_env["OPENAI_STRUCTURED_OUTPUT"],
+                   "ModelTimeoutSeconds": model_env["MODEL_TIMEOUT_SECONDS"]}
+        env |= model_env
     global_env = load_template()["Globals"]["Function"]["Environment"]["Variables"]
     for variable, value in global_env.items():
         if isinstance(value, dict) and value.get("Ref") in stack.table_names:
@@ -211,6 +307,31 @@ def build(home: Path) -> float:
     _run(["bash", str(REPO_ROOT / "containers" / "stage.sh"), "retrieve", "triage"], env=env, what="staging the images")
     _run([*_sam(), "build"], env=_aws_env(), what="sam build")
     return time.monotonic() - started
+
+
+def check_packages() -> None:
+    """Package sizes and each zip handler imported with only its own packages, for every provider;
+    skipped when they already passed on this very build (a later tier reusing it with --skip-build)."""
+    checker = REPO_ROOT / "benchmarks" / "package_sizes.py"
+    built = REPO_ROOT / ".aws-sam" / "build" / "template.yaml"
+    stamp_file = STATE / "package-check.stamp"
+    stamp = f"{built.stat().st_mtime_ns if built.exists() else 0} {hash_file(checker)}"
+    if stamp_file.exists() and stamp_file.read_text() == stamp:
+        log("package sizes and imports: passed on this build already (every provider)")
+        return
+    log("package sizes, and each zip handler imported with only its own packages (every provider)")
+    sizes = subprocess.run([_python(), str(checker), "--import-check"], cwd=REPO_ROOT, capture_output=True, text=True)
+    print(sizes.stdout, flush=True)
+    if sizes.returncode != 0:
+        stamp_file.unlink(missing_ok=True)
+        raise TierError(f"packaging checks failed:\n{sizes.stdout}{sizes.stderr}")
+    stamp_file.write_text(stamp)
+
+
+def hash_file(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
 def _run(command: list[str], *, env: dict[str, str], what: str, timeout: float = 1800) -> str:
@@ -253,11 +374,11 @@ def local_stack(home: Path):
             gateway.stop()
 
 
-def invoke_events(stack, provider: str) -> list[dict[str, Any]]:  # noqa: ANN001 - LocalStack
+def invoke_events(stack, provider: str, model: str = "") -> list[dict[str, Any]]:  # noqa: ANN001 - LocalStack
     """`sam local invoke` of every function on its events/ file; one row per function."""
     from insurance_agent.models.state import TurnState
 
-    options = _sam_local_options(stack, provider)
+    options = _sam_local_options(stack, provider, model)
     functions = _functions()
     rows = []
     order = CHAIN + list(BRANCHES)
@@ -289,12 +410,12 @@ def invoke_events(stack, provider: str) -> list[dict[str, Any]]:  # noqa: ANN001
 
 
 @contextmanager
-def start_lambda(stack, log_file: Path, provider: str):  # noqa: ANN001 - LocalStack
+def start_lambda(stack, log_file: Path, provider: str, model: str = ""):  # noqa: ANN001 - LocalStack
     """`sam local start-lambda` on loopback; stopped (its whole process group) on exit."""
     if _port_open("127.0.0.1", START_LAMBDA_PORT):
         raise TierError(f"127.0.0.1:{START_LAMBDA_PORT} is taken (set LAMBDA_START_PORT)")
     command = [*_sam(), "local", "start-lambda", "--host", "127.0.0.1", "--port", str(START_LAMBDA_PORT),
-               "--skip-pull-image", "--warm-containers", "LAZY", *_sam_local_options(stack, provider)]
+               "--skip-pull-image", "--warm-containers", "LAZY", *_sam_local_options(stack, provider, model)]
     with log_file.open("w") as out:
         process = subprocess.Popen(command, env=_aws_env(), cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True)
@@ -329,18 +450,75 @@ def write_invoke_times(timings: list[tuple[str, float]]) -> None:
     (STATE / "invoke_times.json").write_text(json.dumps(figures, indent=2), encoding="utf-8")
 
 
-def run_conversation(stack, payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:  # noqa: ANN001
-    return [outcome(stack.run_turn(payload)) for payload in payloads]
+def run_conversation(stack, payloads: list[dict[str, Any]], endpoint=None) -> list[dict[str, Any]]:  # noqa: ANN001
+    """Each turn through the ASL: {"reply" (None when the execution did not succeed), "execution",
+    "calls" (the model requests the endpoint logged during the turn), "failures", "seconds"}."""
+    turns = []
+    take_calls(endpoint)
+    for payload in payloads:
+        started = time.monotonic()
+        response = stack.run_turn_raw(payload)
+        turn = {"execution": response["status"], "seconds": round(time.monotonic() - started, 1),
+                "calls": take_calls(endpoint), "reply": None, "failures": []}
+        if response["status"] == "SUCCEEDED":
+            turn["reply"] = json.loads(response["output"])
+        else:
+            log(f"execution {response['status']} on {payload['message']!r}: {response.get('error')} "
+                f"{str(response.get('cause'))[:300]}")
+        if turn["reply"] is None or turn["reply"].get("reason") == "system_error":
+            # Why the nodes failed, as the execution history records it.
+            for event in stack.history(response["executionArn"]):
+                details = event.get("lambdaFunctionFailedEventDetails") or event.get("lambdaFunctionTimedOutEventDetails")
+                if details:
+                    turn["failures"].append(f"{details.get('error')}: {str(details.get('cause', ''))[:200]}")
+        turns.append(turn)
+    return turns
 
 
-def run_faults(stack, endpoint) -> list[dict[str, Any]]:  # noqa: ANN001 - LocalStack, BedrockEndpoint
-    """Each case of FAULT_CASES on a turn of its own, through the ASL and the containers: what it returned."""
+def timed_out(calls: list[dict[str, Any]]) -> bool:
+    """Whether a model request of the turn outlived the client's read timeout (the client hung up)."""
+    return any(call.get("abandoned") for call in calls)
+
+
+def guard_problems(reply: dict[str, Any], thread_id: str) -> list[str]:
+    """The guards applied again to an answer the user was shown, from the turn's stored draft and
+    chunks: citations retrieved this turn, figures in the cited chunks, the turn's language (none is
+    the pass). Small talk may state no figure."""
+    if reply.get("status") != "answer":
+        return []
+    from insurance_agent.models.chunks import RetrievedChunk
+    from insurance_agent.models.roles import GenerateResult
+    from insurance_agent.policy.guards import check_draft
+    from insurance_agent.store import turns
+    from insurance_agent.text import numbers_in
+
+    if not reply["trace"].get("retrieval_rounds"):
+        figures = numbers_in(reply.get("message") or "")
+        return [f"small talk states figures {sorted(figures)}"] if figures else []
+    stored = turns.get_parts(reply["turn_id"], thread_id)
+    if not (stored.get("draft") or {}).get("result"):
+        return ["an answer without a stored draft"]
+    result = GenerateResult.model_validate(stored["draft"]["result"])
+    chunks = [RetrievedChunk.model_validate(chunk) for chunk in stored.get("chunks", [])]
+    problems = check_draft(result, chunks, calculator_results=result.calculations, language=reply.get("language"))
+    cited = {citation["chunk_id"] for citation in reply.get("citations") or []}
+    if not cited:
+        problems.append("the answer cites nothing")
+    if cited - {chunk.chunk_id for chunk in chunks}:
+        problems.append(f"the answer cites chunks not retrieved: {sorted(cited - {c.chunk_id for c in chunks})}")
+    if result.answer.strip() != (reply.get("message") or "").strip():
+        problems.append("the answer shown is not the draft the guards checked")
+    return problems
+
+
+def run_faults(stack, endpoint, cases: list[tuple[str, str, str, int, float]]) -> list[dict[str, Any]]:  # noqa: ANN001
+    """Each of `cases` on a turn of its own, through the ASL and the containers: what it returned."""
     from agent_local.bedrock_endpoint import INVENTED_FIGURE, Fault
     from insurance_agent.store import threads, turns
     from insurance_agent.text import detect_language
 
     rows = []
-    for number, (label, tool, kind, times, seconds) in enumerate(FAULT_CASES):
+    for number, (label, tool, kind, times, seconds) in enumerate(cases):
         endpoint.state.reset()
         endpoint.state.add_fault(tool, Fault(kind, times, seconds))
         payload = FAULT_TURN | {"thread_id": f"tier-fault-{number}", "turn_id": f"tier-fault-{number}-0",
@@ -350,8 +528,8 @@ def run_faults(stack, endpoint) -> list[dict[str, Any]]:  # noqa: ANN001 - Local
         seconds_taken = time.monotonic() - started
         calls = list(endpoint.state.calls)
         endpoint.state.reset()
-        row = {"fault": label, "tool": tool, "kind": kind, "execution": response["status"],
-               "seconds": round(seconds_taken, 1), "model_requests": len(calls),
+        row = {"fault": label, "tool": "every request" if tool == "*" else tool, "kind": kind,
+               "execution": response["status"], "seconds": round(seconds_taken, 1), "model_requests": len(calls),
                "faulted_requests": sum(1 for c in calls if c["fault"])}
         if response["status"] != "SUCCEEDED":
             log(f"fault {label} ({kind} on {tool}): execution {response['status']}: {response.get('error')} "
@@ -392,9 +570,26 @@ def fault_table(rows: list[dict[str, Any]]) -> str:
 
 @contextmanager
 def model_endpoint(provider: str):
-    """With Bedrock: the Bedrock Runtime endpoint on loopback (the in-process run) and on the gateway."""
+    """The model endpoint on loopback (the in-process run) and on the gateway (the containers), with
+    what the in-process run's model nodes get; and the served model's name.
+
+    Bedrock: the Bedrock Runtime endpoint. openai: the relay to the real model server."""
+    if provider == "openai":
+        from agent_local.openai_endpoint import OpenAIEndpoint
+
+        base_url, model = model_server()
+        if _port_open(GATEWAY, OPENAI_PORT) or _port_open("127.0.0.1", OPENAI_PORT):
+            raise TierError(f"port {OPENAI_PORT} is taken (set LAMBDA_OPENAI_PORT)")
+        try:
+            endpoint = OpenAIEndpoint([("127.0.0.1", OPENAI_PORT), (GATEWAY, OPENAI_PORT)], upstream=base_url)
+        except OSError as error:
+            raise TierError(f"cannot listen on {GATEWAY}:{OPENAI_PORT} (is docker0 up? run make lambda-up): {error}") from error
+        log(f"the model server: {model} at {base_url}, relayed at {endpoint.urls()[1]} for the containers")
+        with endpoint:
+            yield endpoint, openai_environment(model, "127.0.0.1"), model
+        return
     if provider != "bedrock":
-        yield None, {}
+        yield None, {}, ""
         return
     from agent_local.bedrock_endpoint import BedrockEndpoint
 
@@ -407,7 +602,27 @@ def model_endpoint(provider: str):
     with endpoint:
         model_env = bedrock_environment({"ModelProvider": "bedrock"}) | {
             "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": f"http://127.0.0.1:{BEDROCK_PORT}"}
-        yield endpoint, model_env
+        yield endpoint, model_env, ""
+
+
+def compare(payloads: list[dict[str, Any]], reference: list[dict[str, Any]],
+            containers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per turn: both runs' outcomes, and whether they must agree. They must unless a model
+    request of the turn, or of an earlier turn of its thread, outlived the client's read timeout in
+    either run (a retry then meets a server still busy with the abandoned request: timing decides)."""
+    rows, timed_out_threads = [], set()
+    for payload, ref, con in zip(payloads, reference, containers, strict=True):
+        if timed_out(ref["calls"]) or timed_out(con["calls"]):
+            timed_out_threads.add(payload["thread_id"])
+        want = outcome(ref["reply"])
+        got = outcome(con["reply"]) if con["reply"] else {"status": None, "reason": None, "error": con["execution"],
+                                                          "citations": []}
+        rows.append({"thread_id": payload["thread_id"], "turn_id": payload["turn_id"], "message": payload["message"],
+                     "in_process": want, "containers": got, "compared": payload["thread_id"] not in timed_out_threads,
+                     "requests": [len(ref["calls"]), len(con["calls"])],
+                     "timed_out": [timed_out(ref["calls"]), timed_out(con["calls"])],
+                     "seconds": con["seconds"], "failures": con["failures"]})
+    return rows
 
 
 def test(args: argparse.Namespace) -> int:
@@ -419,8 +634,9 @@ def test(args: argparse.Namespace) -> int:
     os.environ["MODEL_PROVIDER"] = "local"
     started = time.monotonic()
     STATE.mkdir(parents=True, exist_ok=True)
-    log(f"model provider: {provider}" + (" (a Bedrock Runtime endpoint on this machine, the offline provider's "
-                                          "decisions over the wire)" if provider == "bedrock" else ""))
+    log(f"model provider: {provider}" + {
+        "bedrock": " (a Bedrock Runtime endpoint on this machine, the offline provider's decisions over the wire)",
+        "openai": " (the real model server of make model-up, relayed to the containers)"}.get(provider, ""))
     home, reference_home = STATE / "home", STATE / "home-reference"
     if args.skip_build and (home / "qdrant").exists():
         log(f"reusing {home} (the index baked into the last build)")
@@ -431,58 +647,100 @@ def test(args: argparse.Namespace) -> int:
     shutil.rmtree(reference_home, ignore_errors=True)
     shutil.copytree(home, reference_home)
     payloads = tier_payloads(provider)
-    with model_endpoint(provider) as (endpoint, model_env):
+    fault_cases = {"bedrock": FAULT_CASES, "openai": OPENAI_FAULT_CASES}.get(provider, [])
+    with model_endpoint(provider) as (endpoint, model_env, model):
+        upstream = getattr(endpoint, "upstream", None)  # the real model server (openai), else None
         log(f"reference: the conversations in-process ({len(payloads)} turns)")
-        reference = reference_run(reference_home, provider, model_env)
+        reference = reference_run(reference_home, provider, model_env, endpoint)
+        log(f"reference done ({time.monotonic() - started:.0f} s in)")
         if not args.skip_build:
             log("sam build (zip functions with their layers, Retrieve and Triage as images)")
             log(f"sam build took {build(home):.0f} s")
-        log("package sizes, and each zip handler imported with only its own packages (every provider)")
-        sizes = subprocess.run([_python(), str(REPO_ROOT / "benchmarks" / "package_sizes.py"), "--import-check"],
-                               cwd=REPO_ROOT, capture_output=True, text=True)
-        print(sizes.stdout, flush=True)
-        if sizes.returncode != 0:
-            raise TierError(f"packaging checks failed:\n{sizes.stdout}{sizes.stderr}")
+        check_packages()
         faults: list[dict[str, Any]] = []
         with local_stack(home) as stack:
+            if upstream:
+                endpoint.upstream = None  # the events on the offline decisions: each function as packaged
             log("every function on its events/ file, each in its own container (sam local invoke)")
-            invoked = invoke_events(stack, provider)
+            invoked = invoke_events(stack, provider, model)
             log("the conversations through the ASL, every Task in its container (sam local start-lambda)")
-            with start_lambda(stack, STATE / f"start-lambda-{provider}.log", provider) as url:
+            with start_lambda(stack, STATE / f"start-lambda-{provider}.log", provider, model) as url:
                 moto_patches.forward_to(url, {name: logical for logical, name in stack.function_names.items()})
                 moto_patches.forward_timings.clear()
                 try:
-                    containers = run_conversation(stack, payloads)
-                    if endpoint is not None:
-                        log(f"model faults, one turn each ({len(FAULT_CASES)} cases)")
-                        faults = run_faults(stack, endpoint)
+                    if upstream:
+                        endpoint.upstream = upstream
+                    containers = run_conversation(stack, payloads, endpoint)
+                    if hasattr(endpoint, "wait_idle"):
+                        endpoint.wait_idle(300)
+                    guards = [guard_problems(turn["reply"], payload["thread_id"]) if turn["reply"] else []
+                              for payload, turn in zip(payloads, containers, strict=True)]
+                    if fault_cases:
+                        if upstream:
+                            endpoint.upstream = None  # the faults in front of the offline decisions
+                        log(f"model faults, one turn each ({len(fault_cases)} cases)")
+                        faults = run_faults(stack, endpoint, fault_cases)
                 finally:
                     moto_patches.forward_to(None)
                 write_invoke_times(moto_patches.forward_timings)
-    mismatches = [(p["message"], r, c) for p, r, c in zip(payloads, reference, containers, strict=True) if r != c]
-    for message, want, got in mismatches:
-        log(f"MISMATCH on {message!r}:\n  in-process {want}\n  containers {got}")
-    system_errors = [p["message"] for p, c in zip(payloads, containers, strict=True) if c["reason"] == "system_error"]
-    for message in system_errors:
-        log(f"SYSTEM_ERROR on {message!r}")
-    print(json.dumps({"provider": provider, "turns": len(payloads), "same_outcomes": len(payloads) - len(mismatches),
-                      "statuses": [c["status"] for c in containers], "system_errors": len(system_errors),
-                      "seconds": round(time.monotonic() - started)}, ensure_ascii=False), flush=True)
+    rows = compare(payloads, reference, containers)
+    for row, problems in zip(rows, guards, strict=True):
+        row["guard_problems"] = problems
+    (STATE / f"turns-{provider}.json").write_text(json.dumps(rows, indent=2, ensure_ascii=False), encoding="utf-8")
+    # Every model request of both runs, turn by turn (what was asked, what the model said), for reading by hand.
+    (STATE / f"calls-{provider}.json").write_text(json.dumps(
+        [{"message": row["message"], "in_process": ref["calls"], "containers": con["calls"]}
+         for row, ref, con in zip(rows, reference, containers, strict=True)], indent=1, ensure_ascii=False,
+        default=str), encoding="utf-8")
+    mismatches = [row for row in rows if row["compared"] and row["in_process"] != row["containers"]]
+    for row in mismatches:
+        log(f"MISMATCH on {row['message']!r}:\n  in-process {row['in_process']}\n  containers {row['containers']}")
+    failed = [row for row in rows if row["containers"]["status"] is None]
+    # A system_error is a fault unless a model request of that turn outlived the client's read timeout.
+    system_errors, explained = [], []
+    for row, ref, con in zip(rows, reference, containers, strict=True):
+        for run, turn, result in (("in-process", ref, row["in_process"]), ("containers", con, row["containers"])):
+            if result["reason"] == "system_error":
+                (explained if timed_out(turn["calls"]) else system_errors).append((run, row))
+    for run, row in system_errors:
+        log(f"SYSTEM_ERROR ({run}) on {row['message']!r}: {'; '.join(row['failures'])[:600]}")
+    for run, row in explained:
+        log(f"system_error ({run}) on {row['message']!r}, explained: a model request outlived the client's "
+            f"read timeout ({'; '.join(row['failures'])[:300] or 'in-process'})")
+    unguarded = [row for row in rows if row["guard_problems"]]
+    for row in unguarded:
+        log(f"GUARDS on {row['message']!r}: {row['guard_problems']}")
+    print(json.dumps({"provider": provider, "turns": len(payloads), "compared": sum(r["compared"] for r in rows),
+                      "same_outcomes": sum(r["in_process"] == r["containers"] for r in rows),
+                      "statuses": [r["containers"]["status"] for r in rows],
+                      "reasons": [r["containers"]["reason"] or r["containers"]["error"] for r in rows],
+                      "model_requests": [sum(len(t["calls"]) for t in reference), sum(len(t["calls"]) for t in containers)],
+                      "turns_timed_out": [sum(r["timed_out"][0] for r in rows), sum(r["timed_out"][1] for r in rows)],
+                      "system_errors": len(system_errors), "system_errors_explained": len(explained),
+                      "answers_checked": sum(r["containers"]["status"] == "answer" for r in rows),
+                      "guard_problems": len(unguarded), "seconds": round(time.monotonic() - started)},
+                     ensure_ascii=False), flush=True)
     failed_faults = [row for row in faults if row["execution"] != "SUCCEEDED" or not row["consistent"]
                      or row["wrong_answer"]]
     if faults:
         table = fault_table(faults)
-        (STATE / "fault-table.md").write_text(table + "\n", encoding="utf-8")
-        (STATE / "fault-table.json").write_text(json.dumps(faults, indent=2, ensure_ascii=False), encoding="utf-8")
+        (STATE / f"fault-table-{provider}.md").write_text(table + "\n", encoding="utf-8")
+        (STATE / f"fault-table-{provider}.json").write_text(json.dumps(faults, indent=2, ensure_ascii=False),
+                                                           encoding="utf-8")
         print(table, flush=True)
+    if failed:
+        raise TierError(f"{len(failed)} executions did not succeed")
     if mismatches:
         raise TierError(f"{len(mismatches)} of {len(payloads)} turns differ between in-process and containers")
     if system_errors:
         raise TierError(f"{len(system_errors)} turns ended in system_error")
+    if unguarded:
+        raise TierError(f"{len(unguarded)} answers shown break a guard")
     if failed_faults:
         raise TierError(f"{len(failed_faults)} fault cases failed an execution, left inconsistent records or "
                         "showed a wrong answer")
-    log(f"every function ran in its own container ({provider}); the conversations match the in-process run")
+    log(f"every function ran in its own container ({provider}); the conversations match the in-process run"
+        + (" where no model request timed out" if explained or any(not r["compared"] for r in rows) else ""))
     print(f"lambda-tier: {len(invoked) + len(payloads) + len(faults)} passed, 0 failed", flush=True)
     return 0
 
@@ -509,7 +767,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("test", help="what make test-lambda runs")
     p.add_argument("--skip-build", action="store_true", help="reuse the last sam build and its data folder")
-    p.add_argument("--provider", choices=["local", "bedrock"], default=os.environ.get("MODEL_PROVIDER") or "local",
+    p.add_argument("--provider", choices=["local", "bedrock", "openai"], default=os.environ.get("MODEL_PROVIDER") or "local",
                    help="the ModelProvider the functions are packaged and run for (default: $MODEL_PROVIDER or local)")
     p = sub.add_parser("serve", help="local AWS endpoints for sam local invoke by hand")
     p.add_argument("--home", help="data folder (default .lambda/home, prepared if absent)")

@@ -112,6 +112,7 @@ class OpenAIEndpoint:
         self._model_lock = threading.Lock()
         self._stopping = threading.Event()
         self._ids = itertools.count(1)  # the servers answer requests on several threads
+        self._in_flight = 0
         self._servers = [ThreadingHTTPServer(address, self._handler()) for address in addresses]
         for server in self._servers:
             server.daemon_threads = True
@@ -141,6 +142,18 @@ class OpenAIEndpoint:
     def calls(self) -> list[dict[str, Any]]:
         with self.state.lock:
             return list(self.state.calls)
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Wait until no request is in flight (each logged one answered, or seen abandoned); False on timeout.
+
+        A client that gave up does not wait for the endpoint to notice: the log settles just after."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.state.lock:
+                if self._in_flight == 0:
+                    return True
+            time.sleep(0.02)
+        return False
 
     # -- answering ------------------------------------------------------------------------------------
 
@@ -280,6 +293,15 @@ class OpenAIEndpoint:
                                          "relayed": False, "at": time.time(), "request": request}
                 with endpoint.state.lock:
                     endpoint.state.calls.append(entry)
+                    endpoint._in_flight += 1
+                try:
+                    self._answer_completion(request, body, fault, entry, started)
+                finally:
+                    with endpoint.state.lock:
+                        endpoint._in_flight -= 1
+
+            def _answer_completion(self, request: dict[str, Any], body: bytes, fault: Fault | None,
+                                   entry: dict[str, Any], started: float) -> None:
                 status, kind, data = 200, "application/json", b""
                 if fault and fault.kind == "drop":
                     status = 0
@@ -294,6 +316,7 @@ class OpenAIEndpoint:
                     if endpoint.upstream and (not fault or fault.kind == "slow"):
                         entry["relayed"] = True
                         status, kind, data = endpoint.relay("/chat/completions", body)
+                        entry["answer"] = data.decode("utf-8", "replace")  # what the real model said
                     else:
                         try:
                             data = json.dumps(endpoint.completion(request, fault), ensure_ascii=False).encode()

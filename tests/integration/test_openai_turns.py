@@ -82,8 +82,14 @@ def _say(conversation, message=KNOWLEDGE):
     return chat, reply, time.monotonic() - started
 
 
+def _calls(endpoint):
+    """Every request the endpoint got, once each is answered or seen abandoned."""
+    assert endpoint.wait_idle()
+    return endpoint.calls()
+
+
 def _row(label, endpoint, reply, seconds):
-    calls = endpoint.calls()
+    calls = _calls(endpoint)
     row = {"fault": label, "returned": reply["status"] + (f" ({reply['reason']})" if reply.get("reason") else ""),
            "model_requests": len(calls), "faulted": sum(1 for c in calls if c["fault"]),
            "llm_calls": reply["trace"]["llm_calls"], "seconds": round(seconds, 1)}
@@ -96,7 +102,7 @@ def test_answered_turn_over_the_wire(conversation, openai_server):
     assert reply["status"] == "answer", reply
     retrieved = {c["chunk_id"] for c in turn_parts(reply["turn_id"], chat.thread_id)["chunks"]}
     assert reply["citations"] and {c["chunk_id"] for c in reply["citations"]} <= retrieved
-    calls = openai_server.calls()
+    calls = _calls(openai_server)
     assert [c["tool"] for c in calls][0] == "TriageDecision" and ("GroundedAnswer", MAIN) in [
         (c["tool"], c["model"]) for c in calls]
     assert reply["trace"]["model_invocations"] == len(calls) == reply["trace"]["llm_calls"]
@@ -114,7 +120,7 @@ def test_a_server_failing_every_request_hands_the_turn_over(conversation, openai
     assert not any(word in reply["message"] for word in INTERNAL)
     # Triage never got an answer: 3 requests in each of the ASL's 3 attempts, then Escalate.
     assert reply["trace"]["path"] == ["LoadMemory", "Escalate"] and reply["trace"]["llm_calls"] == 0
-    calls = openai_server.calls()
+    calls = _calls(openai_server)
     assert len(calls) == ATTEMPTS * ASL_ATTEMPTS and all(c["fault"] == kind for c in calls)
     assert {c["tool"] for c in calls} == {"TriageDecision"}
     if kind == "slow":
@@ -133,7 +139,7 @@ def test_one_failed_request_is_retried_inside_the_node(conversation, openai_serv
     openai_server.state.add_fault("GroundedAnswer", Fault(kind, 1, NEVER_IN_TIME if kind == "slow" else 0.0))
     chat, reply, seconds = _say(conversation)
     assert reply["status"] == "answer", reply
-    calls = openai_server.calls()
+    calls = _calls(openai_server)
     assert [c["fault"] for c in calls if c["fault"]] == [kind]
     # The retry is a request of the same node run: the trace counts it, the ASL never saw a failure.
     assert reply["trace"]["model_invocations"] == len(calls) == reply["trace"]["llm_calls"] + 1

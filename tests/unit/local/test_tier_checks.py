@@ -1,0 +1,66 @@
+"""The container tier's checks for the openai provider, without containers: which turns must agree,
+what the functions are told about the model server, and a tier without a model server."""
+
+from __future__ import annotations
+
+import json
+import socket
+from types import SimpleNamespace
+
+import pytest
+from agent_local import lambda_tier
+from agent_local.openai_endpoint import OpenAIEndpoint
+
+
+def _turn(status, reason=None, *, abandoned=False, requests=1):
+    calls = [{"tool": "TriageDecision", "abandoned": abandoned and i == 0} for i in range(requests)]
+    return {"reply": {"status": status, "reason": reason, "citations": []}, "calls": calls, "execution": "SUCCEEDED",
+            "seconds": 1.0, "failures": []}
+
+
+def test_a_timed_out_request_takes_its_thread_out_of_the_comparison():
+    payloads = [{"thread_id": "a", "turn_id": "a-0", "message": "1"}, {"thread_id": "a", "turn_id": "a-1", "message": "2"},
+                {"thread_id": "b", "turn_id": "b-0", "message": "3"}]
+    reference = [_turn("escalate", "system_error", abandoned=True, requests=2), _turn("refused"),
+                 _turn("escalate", "frustration")]
+    containers = [_turn("escalate", "restricted_intent"), _turn("escalate", "frustration"),
+                  _turn("escalate", "restricted_intent")]
+    rows = lambda_tier.compare(payloads, reference, containers)
+    assert [row["compared"] for row in rows] == [False, False, True]  # the later turn of thread a too
+    assert rows[0]["timed_out"] == [True, False] and rows[0]["requests"] == [2, 1]
+    assert rows[2]["in_process"]["reason"] == "frustration" and rows[2]["containers"]["reason"] == "restricted_intent"
+
+
+def test_a_failed_execution_has_no_outcome():
+    payloads = [{"thread_id": "a", "turn_id": "a-0", "message": "1"}]
+    failed = {"reply": None, "calls": [], "execution": "FAILED", "seconds": 1.0, "failures": ["States.Runtime: x"]}
+    (row,) = lambda_tier.compare(payloads, [_turn("answer")], [failed])
+    assert row["containers"] == {"status": None, "reason": None, "error": "FAILED", "citations": []}
+
+
+def test_the_functions_are_pointed_at_the_relay_on_the_gateway(tmp_path, monkeypatch):
+    monkeypatch.setattr(lambda_tier, "STATE", tmp_path)
+    options = lambda_tier._sam_local_options(SimpleNamespace(table_names={}), "openai", "served-model")
+    overrides = options[options.index("--parameter-overrides") + 1].split()
+    relay = f"http://{lambda_tier.GATEWAY}:{lambda_tier.OPENAI_PORT}/v1"
+    assert "ModelProvider=openai" in overrides and f"OpenAIBaseUrl={relay}" in overrides
+    assert "OpenAISmallModel=served-model" in overrides and "OpenAIStructuredOutput=function_calling" in overrides
+    env = json.loads((tmp_path / "sam-env-openai.json").read_text())["Parameters"]
+    assert env["OPENAI_BASE_URL"] == relay and env["MAIN_MODEL_ID"] == "served-model"
+    # The template's read timeout, as deployed, unless the tier is told another.
+    assert env["MODEL_TIMEOUT_SECONDS"] == "12" and "ModelTimeoutSeconds=12" in overrides
+
+
+def test_the_model_server_is_found_or_the_tier_says_how_to_start_one(monkeypatch, tmp_path):
+    monkeypatch.setattr(lambda_tier, "MODEL_SERVER_ENV", tmp_path / "server.env")
+    with OpenAIEndpoint([("127.0.0.1", 0)]) as endpoint:
+        monkeypatch.setenv("OPENAI_BASE_URL", endpoint.url)
+        assert lambda_tier.model_server() == (endpoint.url, "offline-model")
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{closed.getsockname()[1]}/v1")
+        with pytest.raises(lambda_tier.TierError, match="make model-up"):
+            lambda_tier.model_server()
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    with pytest.raises(lambda_tier.TierError, match="make model-up"):
+        lambda_tier.model_server()
