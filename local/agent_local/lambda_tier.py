@@ -153,8 +153,8 @@ def outcome(reply: dict[str, Any]) -> dict[str, Any]:
 
 
 def tier_scripts(provider: str) -> list[dict[str, Any]]:
-    """The demo conversation (and with Bedrock the real-text threads) with fixed thread and turn ids, so
-    both runs send exactly the same turns."""
+    """The demo conversation (and with a language-model provider the real-text threads) with fixed
+    thread and turn ids, so both runs send exactly the same turns."""
     scripts = json.loads(DEMO.read_text(encoding="utf-8"))
     if provider in ("bedrock", "openai"):
         scripts += json.loads(REAL_TEXT.read_text(encoding="utf-8"))
