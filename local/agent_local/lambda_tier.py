@@ -28,8 +28,9 @@ threads run on the real model in both runs; a model this small is usually wrong,
 that every execution succeeds, that a `system_error` is explained by a model request that outlived
 the client's read timeout, that outcomes agree where no such timeout touched the thread, and that no
 answer breaks a guard (citations retrieved, figures in the cited chunks, the turn's language). The
-events run on the endpoint's offline answers, and then the server faults of `OPENAI_FAULT_CASES`,
-one turn each (docs/resilience.md).
+events/ files are replaced by `OFFLINE_TURNS` on the endpoint's offline answers (with the
+conversations they run every function in its container), and then come the server faults of
+`OPENAI_FAULT_CASES`, one turn each (docs/resilience.md).
 """
 
 from __future__ import annotations
@@ -104,6 +105,16 @@ OPENAI_FAULT_CASES = [
     ("connection dropped throughout", "*", "drop", 99, 0),
     ("HTML page instead of JSON throughout", "*", "not_json", 99, 0),
     ("slower than the Task timeout throughout", "*", "slow", 99, 120),
+]
+
+
+# With the openai provider the events/ files are replaced by whole turns on the endpoint's offline
+# answers, which reach every function in its container as packaged for openai (the real model hands
+# nearly every turn over at triage) in a fraction of eleven `sam local invoke`s: (message, status).
+OFFLINE_TURNS = [
+    ("دوره انتظار زایمان در بیمه تکمیلی درمان چقدر است؟", "answer"),
+    ("حق بیمه چقدر است؟", "clarify"),
+    ("بیمه‌نامه شخص ثالث من کی تمام می‌شود؟", "answer"),
 ]
 
 
@@ -475,6 +486,30 @@ def run_conversation(stack, payloads: list[dict[str, Any]], endpoint=None) -> li
     return turns
 
 
+def offline_turns(stack, endpoint) -> list[dict[str, Any]]:  # noqa: ANN001 - LocalStack, OpenAIEndpoint
+    """OFFLINE_TURNS through the ASL and the containers, each on a thread of its own: TierError unless
+    each ends as expected with an answer the guards pass; one row per turn."""
+    rows = []
+    for number, (message, want) in enumerate(OFFLINE_TURNS):
+        payload = {"thread_id": f"tier-offline-{number}", "turn_id": f"tier-offline-{number}-0", "user_id": "u-1001",
+                   "tenant_id": "sepehr", "roles": ["user"], "message": message}
+        started = time.monotonic()
+        response = stack.run_turn_raw(payload)
+        calls = take_calls(endpoint)
+        if response["status"] != "SUCCEEDED":
+            raise TierError(f"{message!r} on the offline answers: execution {response['status']}: "
+                            f"{response.get('error')} {str(response.get('cause'))[:300]}")
+        reply = json.loads(response["output"])
+        problems = guard_problems(reply, payload["thread_id"])
+        if reply["status"] != want or problems:
+            raise TierError(f"{message!r} on the offline answers: {reply['status']} {reply.get('reason') or ''} "
+                            f"(expected {want}) {problems}")
+        log(f"offline answers: {message!r}: {reply['status']} through {' > '.join(reply['trace']['path'])}, "
+            f"{len(calls)} model requests, {time.monotonic() - started:.1f} s")
+        rows.append({"function": message, "status": reply["status"], "path": reply["trace"]["path"]})
+    return rows
+
+
 def timed_out(calls: list[dict[str, Any]]) -> bool:
     """Whether a model request of the turn outlived the client's read timeout (the client hung up)."""
     return any(call.get("abandoned") for call in calls)
@@ -660,15 +695,19 @@ def test(args: argparse.Namespace) -> int:
         faults: list[dict[str, Any]] = []
         with local_stack(home) as stack:
             if upstream:
-                endpoint.upstream = None  # the events on the offline decisions: each function as packaged
-            log("every function on its events/ file, each in its own container (sam local invoke)")
-            invoked = invoke_events(stack, provider, model)
+                endpoint.upstream = None  # the offline decisions first: each function as packaged
+                invoked: list[dict[str, Any]] = []
+            else:
+                log("every function on its events/ file, each in its own container (sam local invoke)")
+                invoked = invoke_events(stack, provider, model)
             log("the conversations through the ASL, every Task in its container (sam local start-lambda)")
             with start_lambda(stack, STATE / f"start-lambda-{provider}.log", provider, model) as url:
                 moto_patches.forward_to(url, {name: logical for logical, name in stack.function_names.items()})
                 moto_patches.forward_timings.clear()
                 try:
                     if upstream:
+                        log(f"every function in its container on the endpoint's offline answers ({len(OFFLINE_TURNS)} turns)")
+                        invoked = offline_turns(stack, endpoint)
                         endpoint.upstream = upstream
                     containers = run_conversation(stack, payloads, endpoint)
                     if hasattr(endpoint, "wait_idle"):
@@ -684,6 +723,12 @@ def test(args: argparse.Namespace) -> int:
                     moto_patches.forward_to(None)
                 write_invoke_times(moto_patches.forward_timings)
     rows = compare(payloads, reference, containers)
+    missing: list[str] = []
+    if upstream:
+        # Every function ran in its container: on the offline answers or in the conversations.
+        ran = {node for row in invoked for node in row["path"]} | {
+            node for turn in containers if turn["reply"] for node in turn["reply"]["trace"]["path"]}
+        missing = [name for name in sorted(n.removesuffix("Function") for n in _functions().values()) if name not in ran]
     for row, problems in zip(rows, guards, strict=True):
         row["guard_problems"] = problems
     (STATE / f"turns-{provider}.json").write_text(json.dumps(rows, indent=2, ensure_ascii=False), encoding="utf-8")
@@ -730,6 +775,8 @@ def test(args: argparse.Namespace) -> int:
         print(table, flush=True)
     if failed:
         raise TierError(f"{len(failed)} executions did not succeed")
+    if missing:
+        raise TierError(f"no turn ran {', '.join(missing)} in its container")
     if mismatches:
         raise TierError(f"{len(mismatches)} of {len(payloads)} turns differ between in-process and containers")
     if system_errors:
