@@ -226,3 +226,14 @@ def test_the_other_party_is_named_by_role_not_by_the_spoken_word_for_him(chunk_f
     draft = ask(chunks, "بیمه افت قیمت ماشینمو داده، حالا حق بیمه طرف مقصر سال بعد گرون میشه؟")
     assert draft.answered and draft.citations == ["c1"]
     assert "سال های آتی مجاز نیست" in draft.answer
+
+
+def test_the_number_of_a_list_item_is_no_figure(statute_chunks):
+    """«۷ - میزان تعهد بیمه‌گر …» is the seventh thing a policy must state, not an amount: read as a figure,
+    it answered "how much is the insurer's commitment?" with the item saying that the policy states it."""
+    assert not has_number("۷ - میزان تعهد بیمه‌گر در صورت وقوع حادثه.")
+    assert not has_number("۳ـ موضوع بیمه.")  # the kashida goes in normalisation
+    assert has_number("۴- صاحبان مشاغل آزاد: تا ۱۰۰% حق بیمه سرانه.")  # an item that states a figure
+    assert has_number("۲.۵ درصد نرخ") and has_number("30 روز پس از حادثه")
+    draft = ask(statute_chunks("insurance-act-excerpt.md"), "میزان تعهد بیمه‌گر چقدر است؟")
+    assert not draft.answered

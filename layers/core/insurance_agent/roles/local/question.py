@@ -235,10 +235,17 @@ _UNITS = {
 }
 
 
+# The number of a list item («۷ - میزان تعهد بیمه‌گر …», «۵- صاحبان حرف …», "2) …"): its place in the
+# list, not a figure. Matched on the raw text: normalisation drops the kashida of «۳ـ», and «3 موضوع»
+# would read as three subjects.
+_ENUMERATOR = re.compile(r"^\s*[\d\u06f0-\u06f9]{1,3}\s*[-ـ–—.)](?![\d\u06f0-\u06f9])")
+
+
 def has_number(text: str, measure: str | None = None) -> bool:
     """Whether `text` states a figure (digits or number words; not a reference to a provision, not
-    «هر یک از»); of the `measure` asked for, when one is given (a time, a percentage, an amount)."""
-    normalized = _DISTRIBUTIVE.sub(" ", _REFERENCE.sub(" ", normalize(text)))
+    «هر یک از», not the number of a list item); of the `measure` asked for, when one is given (a
+    time, a percentage, an amount)."""
+    normalized = _DISTRIBUTIVE.sub(" ", _REFERENCE.sub(" ", normalize(_ENUMERATOR.sub(" ", text))))
     found = bool(re.search(r"\d", normalized) or _NUMBER_WORD.search(normalized))
     return found and (measure is None or bool(_UNITS[measure].search(normalized)))
 
