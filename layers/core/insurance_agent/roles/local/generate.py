@@ -17,6 +17,9 @@ reason for "why", a negation for a negated question, the document or subject pos
 X?". When the question names what some retrieved document is about (its title or product), only
 such documents may answer: a sentence elsewhere that shares the question's words is a distractor.
 
+A document that never speaks of a notion of the question that other retrieved evidence names answers
+only with a quote that covers most of the question by itself (question.py, `unnamed_by`).
+
 The best one to three units above `min_support` (and within `relative_floor` of the best) are
 quoted verbatim, Markdown emphasis aside, each as a claim citing its chunk; a quoted table row is
 preceded by its header row, quoted and cited the same way. A unit must cover a query concept in its
@@ -61,6 +64,7 @@ from insurance_agent.roles.local.question import (
     question_shape,
     question_concepts,
     specific_tier,
+    unnamed_by,
     without_references,
 )
 from insurance_agent.text import detect_language, display_text, normalize, split_sentences, tokens
@@ -448,9 +452,15 @@ class LocalGenerator:
         # When the question names what some retrieved document is about, an answer from a document
         # about something else is a distractor: only documents whose metadata it names may answer.
         named = [any(concept.covered_by(terms) for concept in concepts) for terms in titles]
+        # What each document says across its retrieved passages (with its title and headings).
+        spoken: dict[str, frozenset[str]] = {}
+        for chunk, terms in zip(chunks, documents, strict=True):
+            spoken[chunk.file_id] = spoken.get(chunk.file_id, frozenset()) | terms
         for rank, chunk in enumerate(chunks):
             if any(named) and not named[rank]:
                 continue
+            # What the question names, the evidence speaks of and this document never does (question.py).
+            gaps = unnamed_by(concepts, present, spoken[chunk.file_id], request.query)
             title = titles[rank]
             topic = title | text_terms(chunk.heading or "")
             # What this document does not already name, the quote itself must (question.py).
@@ -501,6 +511,8 @@ class LocalGenerator:
                 # the document says otherwise («نتیجه» for «نظر … اعم از قبول یا رد»).
                 share = coverage(floor_concepts, carried, floor_weights)
                 broad = share >= self.broad_support
+                if gaps and not broad:
+                    continue  # the question names a case this document never speaks of (question.py)
                 if not carries(carried, needed, () if broad else tier, with_lead, beside):
                     continue  # the right topic, but not what is asked: a confident wrong answer
                 local = own | text_terms(unit.context)

@@ -30,6 +30,14 @@ document that shares the question's topic but not the thing asked about is a con
   quote's: named by its document's title or heading, or by the quote itself (one of them, when
   the question names several). A sentence on the premiums of vehicle insurance that names a
   spouse and children does not say who a health policy covers.
+- Every notion of the question that the evidence speaks of must be spoken of by the quote's
+  document (`unnamed_by`: any of its retrieved passages, its title or headings). When the
+  question's notions are split between documents, none of them answers it: a statute states a
+  general rule in one place and the case that overrides it (a driver without a licence, a renewal
+  with another insurer) in another, and quoting the general rule from a document that never names
+  the case is a confident wrong answer. As for the most specific concept, a quote that by itself
+  covers most of the question (generate's `broad_support`) is exempt: the document then says the
+  missing notion in other words.
 """
 
 from __future__ import annotations
@@ -426,6 +434,33 @@ def english_keys(concepts: list[Concept], named: frozenset[str]) -> tuple[Concep
         concept
         for concept in concepts
         if concept.key and concept.label.isascii() and not concept.label.isdigit() and not concept.covered_by(named)
+    )
+
+
+def question_sentences(text: str) -> str:
+    """The sentences of `text` that end in a question mark, whole («اگر …، … چه مدتی …؟»: the condition
+    is part of what is asked); all of `text` when none does. A sentence told before them («من بیمه
+    شخص ثالث دارم.») is background."""
+    text = without_renderings(text)
+    questions = [s for s in _SENTENCES.split(text.strip()) if s.rstrip().endswith(("?", "؟"))]
+    return " ".join(questions) if questions else text
+
+
+def unnamed_by(
+    concepts: list[Concept], present: list[bool], terms: frozenset[str], question: str = ""
+) -> tuple[Concept, ...]:
+    """The informative concepts of the question sentences of `question` (all concepts without it)
+    that some retrieved evidence names (`present`) and a document with the terms `terms` (all its
+    retrieved passages with its title and headings) does not: what that document does not speak
+    of, although the evidence does."""
+    asked = text_terms(question_sentences(question)) if question else None
+    return tuple(
+        concept
+        for concept, here in zip(concepts, present, strict=True)
+        if here
+        and _informative(concept)
+        and not concept.covered_by(terms)
+        and (asked is None or bool(concept.stems & asked))
     )
 
 
