@@ -242,6 +242,32 @@ def test_the_number_of_a_list_item_is_no_figure(statute_chunks):
     assert not draft.answered
 
 
+# The duties of a supervisory board, as a list, and an earlier article that names them in passing;
+# written for this test in the style of a fund's statute.
+BOARD_TITLE = "اساسنامه نمونه صندوق جبران خسارت"
+BOARD_DUTIES = (
+    "ماده ۷ـ در صورت قصور در انجام وظایف هیأت نظارت، مجمع عمومی می‌تواند اعضای آن را پیش از پایان مدت عزل کند.\n\n"
+    "ماده ۸ـ وظایف هیأت نظارت صندوق به شرح زیر است:\n\n"
+    "الف ـ رسیدگی به صورت‌های مالی سالانه.\n\n"
+    "ب ـ ارائه گزارش عملکرد به مجمع عمومی."
+)
+
+
+def test_a_list_introduced_by_what_is_asked_is_the_answer_not_a_passing_mention(chunk_factory, statute_chunks):
+    chunks = [chunk_factory("s1", "fund-statute", BOARD_TITLE, BOARD_DUTIES, 0.03)]
+    # «ماده ۸ـ وظایف هیأت نظارت … به شرح زیر است:» names what is asked: article 7, which shares every
+    # word, says what happens when the duties are neglected, not what they are. Its items cannot be
+    # quoted by themselves for a question without a focus noun, so the turn is handed off.
+    assert not ask(chunks, "وظایف هیأت نظارت صندوق کدام است؟").answered
+    # «چه وظایفی» names the list's subject: its items answer, under their introducing sentence, alone
+    draft = ask(chunks, "هیأت نظارت صندوق چه وظایفی دارد؟")
+    assert draft.answered and "رسیدگی به صورت‌های مالی" in draft.answer and "ماده ۷" not in draft.answer
+    # Article 3 of the claims bylaw introduces where the injured party goes for property damage; a
+    # condition of article 4 that mentions both parties going to the insurer is not quoted beside it.
+    draft = ask(statute_chunks("claims-bylaw-excerpt.md"), "زیان‌دیده برای خسارت مالی کجا مراجعه کند؟")
+    assert draft.answered and "به نحو مطمئنی" not in draft.answer
+
+
 # A general deadline in one bylaw, and the case the question names in another; written for this test.
 PAYMENT_RULE = "ماده ۵ـ بیمه‌گر مکلف است دیه زیان‌دیده را حداکثر ظرف پانزده روز از تاریخ تکمیل مدارک پرداخت کند."
 UNLICENSED_DRIVER = (

@@ -17,8 +17,11 @@ reason for "why", a negation for a negated question, the document or subject pos
 X?". When the question names what some retrieved document is about (its title or product), only
 such documents may answer: a sentence elsewhere that shares the question's words is a distractor.
 
-A document that never speaks of a notion of the question that other retrieved evidence names answers
-only with a quote that covers most of the question by itself (question.py, `unnamed_by`).
+When a list's introducing sentence («… به شرح زیر است:») covers the question by its own words as well
+as the best candidate does, that list is the answer: only its items may be quoted, and a sentence
+elsewhere that shares the words (a passing mention) is not. A document that never speaks of a notion
+of the question that other retrieved evidence names answers only with a quote that covers most of the
+question by itself (question.py, `unnamed_by`).
 
 The best one to three units above `min_support` (and within `relative_floor` of the best) are
 quoted verbatim, Markdown emphasis aside, each as a claim citing its chunk; a quoted table row is
@@ -273,6 +276,8 @@ class _Candidate:
     context: frozenset[str]
     #: the sentence the quote points back to, quoted before it (`antecedent`)
     before: str = ""
+    #: how much of the question (what the document's title does not name) the quote covers itself
+    share: float = 0.0
 
 
 ACCOUNT_PREFIX = "account:"
@@ -448,6 +453,9 @@ class LocalGenerator:
 
         scored: list[tuple[bool, float, bool, float, float, int, int, _Candidate]] = []
         seen: set[str] = set()
+        # The sentences introducing a list («وظایف هیأت نظارت به شرح زیر است:»), with how much of the
+        # question each covers by its own words.
+        leads: dict[str, float] = {}
         titles = [text_terms(metadata_text(chunk)) for chunk in chunks]
         # When the question names what some retrieved document is about, an answer from a document
         # about something else is a distractor: only documents whose metadata it names may answer.
@@ -476,6 +484,12 @@ class LocalGenerator:
             floor_weights = [own_weights[i] for i in unnamed] if unnamed else own_weights
             units = evidence_units(chunk)
             for index, unit in enumerate(units):
+                if unit.lead:
+                    # the introducing sentence itself, not what its line says before it
+                    introducing = (split_sentences(unit.lead) or [unit.lead])[-1]
+                    lead_key = canonical(unit.lead)
+                    lead_share = coverage(floor_concepts, text_terms(introducing), floor_weights)
+                    leads[lead_key] = max(leads.get(lead_key, 0.0), lead_share)
                 key = canonical(unit.text)
                 if not key or key in seen or len(tokens(unit.text)) < self.min_words:
                     continue
@@ -535,10 +549,19 @@ class LocalGenerator:
                 own_cover = coverage(concepts, carried, weights)
                 # answer shape: a quantity for "how much" questions; never a dangling "as follows:"
                 shape = (not quantity or has_number(unit.text)) and not unit.text.endswith(":")
-                candidate = _Candidate(chunk, unit, own, local | title, before)
+                candidate = _Candidate(chunk, unit, own, local | title, before, share)
                 # an account question is about the user's own policy records first
                 own_policy = account and is_account_evidence(chunk) and support >= self.min_support
                 scored.append((own_policy, support, shape, own_cover, chunk.score, -rank, -unit.position, candidate))
+        if scored:
+            # A list whose introducing sentence names what is asked as well as the best quote does is
+            # the answer: a sentence elsewhere that shares the words (what happens when the board's
+            # duties are neglected, for "what are the board's duties?") is a passing mention. Only that
+            # list's items may answer; when none of them can be quoted by itself, the turn is handed off.
+            top = max(item[-1].share for item in scored)
+            answering = {lead for lead, share in leads.items() if share >= max(top, self.min_support) - 1e-9}
+            if answering:
+                scored = [item for item in scored if canonical(item[-1].unit.lead) in answering]
         if not scored:
             return self._abstain()
         scored.sort(key=lambda item: item[:7], reverse=True)
