@@ -42,7 +42,9 @@ def test_answers_teach_memory_without_personal_data(conversation, stack):
 
 def test_memory_reaches_the_handoff_context(conversation):
     chat = conversation(user="u-mem-2")
-    chat.say("من بیمه شخص ثالث دارم. فرانشیز بیمه بدنه خودرو چقدر است؟")
+    # (Asked about the car-body deductible instead, the sample corpus once answered that third-party
+    # insurance has none; the local generate now hands that turn off, and the thread with it.)
+    chat.say("من بیمه شخص ثالث دارم. فرانشیز بیمه شخص ثالث چقدر است؟")
     reply = chat.say("می‌خواهم با یک کارشناس صحبت کنم")
     assert reply["status"] == "escalate"
     assert reply["handoff_context"]["user_profile"].get("products") == ["third_party"]

@@ -17,6 +17,12 @@ reason for "why", a negation for a negated question, the document or subject pos
 X?". When the question names what some retrieved document is about (its title or product), only
 such documents may answer: a sentence elsewhere that shares the question's words is a distractor.
 
+When a list's introducing sentence («… به شرح زیر است:») covers the question by its own words as well
+as the best candidate does, that list is the answer: only its items may be quoted, and a sentence
+elsewhere that shares the words (a passing mention) is not. A document that never speaks of a notion
+of the question that other retrieved evidence names answers only with a quote that covers most of the
+question by itself (question.py, `unnamed_by`).
+
 The best one to three units above `min_support` (and within `relative_floor` of the best) are
 quoted verbatim, Markdown emphasis aside, each as a claim citing its chunk; a quoted table row is
 preceded by its header row, quoted and cited the same way. A unit must cover a query concept in its
@@ -61,6 +67,7 @@ from insurance_offline.question import (
     question_shape,
     question_concepts,
     specific_tier,
+    unnamed_by,
     without_references,
 )
 from insurance_agent.text import detect_language, display_text, normalize, split_sentences, tokens
@@ -269,6 +276,8 @@ class _Candidate:
     context: frozenset[str]
     #: the sentence the quote points back to, quoted before it (`antecedent`)
     before: str = ""
+    #: how much of the question (what the document's title does not name) the quote covers itself
+    share: float = 0.0
 
 
 ACCOUNT_PREFIX = "account:"
@@ -444,13 +453,22 @@ class LocalGenerator:
 
         scored: list[tuple[bool, float, bool, float, float, int, int, _Candidate]] = []
         seen: set[str] = set()
+        # The sentences introducing a list («وظایف هیأت نظارت به شرح زیر است:»), with how much of the
+        # question each covers by its own words.
+        leads: dict[str, float] = {}
         titles = [text_terms(metadata_text(chunk)) for chunk in chunks]
         # When the question names what some retrieved document is about, an answer from a document
         # about something else is a distractor: only documents whose metadata it names may answer.
         named = [any(concept.covered_by(terms) for concept in concepts) for terms in titles]
+        # What each document says across its retrieved passages (with its title and headings).
+        spoken: dict[str, frozenset[str]] = {}
+        for chunk, terms in zip(chunks, documents, strict=True):
+            spoken[chunk.file_id] = spoken.get(chunk.file_id, frozenset()) | terms
         for rank, chunk in enumerate(chunks):
             if any(named) and not named[rank]:
                 continue
+            # What the question names, the evidence speaks of and this document never does (question.py).
+            gaps = unnamed_by(concepts, present, spoken[chunk.file_id], request.query)
             title = titles[rank]
             topic = title | text_terms(chunk.heading or "")
             # What this document does not already name, the quote itself must (question.py).
@@ -466,6 +484,12 @@ class LocalGenerator:
             floor_weights = [own_weights[i] for i in unnamed] if unnamed else own_weights
             units = evidence_units(chunk)
             for index, unit in enumerate(units):
+                if unit.lead:
+                    # the introducing sentence itself, not what its line says before it
+                    introducing = (split_sentences(unit.lead) or [unit.lead])[-1]
+                    lead_key = canonical(unit.lead)
+                    lead_share = coverage(floor_concepts, text_terms(introducing), floor_weights)
+                    leads[lead_key] = max(leads.get(lead_key, 0.0), lead_share)
                 key = canonical(unit.text)
                 if not key or key in seen or len(tokens(unit.text)) < self.min_words:
                     continue
@@ -501,6 +525,8 @@ class LocalGenerator:
                 # the document says otherwise («نتیجه» for «نظر … اعم از قبول یا رد»).
                 share = coverage(floor_concepts, carried, floor_weights)
                 broad = share >= self.broad_support
+                if gaps and not broad:
+                    continue  # the question names a case this document never speaks of (question.py)
                 if not carries(carried, needed, () if broad else tier, with_lead, beside):
                     continue  # the right topic, but not what is asked: a confident wrong answer
                 local = own | text_terms(unit.context)
@@ -523,10 +549,19 @@ class LocalGenerator:
                 own_cover = coverage(concepts, carried, weights)
                 # answer shape: a quantity for "how much" questions; never a dangling "as follows:"
                 shape = (not quantity or has_number(unit.text)) and not unit.text.endswith(":")
-                candidate = _Candidate(chunk, unit, own, local | title, before)
+                candidate = _Candidate(chunk, unit, own, local | title, before, share)
                 # an account question is about the user's own policy records first
                 own_policy = account and is_account_evidence(chunk) and support >= self.min_support
                 scored.append((own_policy, support, shape, own_cover, chunk.score, -rank, -unit.position, candidate))
+        if scored:
+            # A list whose introducing sentence names what is asked as well as the best quote does is
+            # the answer: a sentence elsewhere that shares the words (what happens when the board's
+            # duties are neglected, for "what are the board's duties?") is a passing mention. Only that
+            # list's items may answer; when none of them can be quoted by itself, the turn is handed off.
+            top = max(item[-1].share for item in scored)
+            answering = {lead for lead, share in leads.items() if share >= max(top, self.min_support) - 1e-9}
+            if answering:
+                scored = [item for item in scored if canonical(item[-1].unit.lead) in answering]
         if not scored:
             return self._abstain()
         scored.sort(key=lambda item: item[:7], reverse=True)

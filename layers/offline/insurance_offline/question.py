@@ -30,6 +30,14 @@ document that shares the question's topic but not the thing asked about is a con
   quote's: named by its document's title or heading, or by the quote itself (one of them, when
   the question names several). A sentence on the premiums of vehicle insurance that names a
   spouse and children does not say who a health policy covers.
+- Every notion of the question that the evidence speaks of must be spoken of by the quote's
+  document (`unnamed_by`: any of its retrieved passages, its title or headings). When the
+  question's notions are split between documents, none of them answers it: a statute states a
+  general rule in one place and the case that overrides it (a driver without a licence, a renewal
+  with another insurer) in another, and quoting the general rule from a document that never names
+  the case is a confident wrong answer. As for the most specific concept, a quote that by itself
+  covers most of the question (generate's `broad_support`) is exempt: the document then says the
+  missing notion in other words.
 """
 
 from __future__ import annotations
@@ -235,10 +243,17 @@ _UNITS = {
 }
 
 
+# The number of a list item («۷ - میزان تعهد بیمه‌گر …», «۵- صاحبان حرف …», "2) …"): its place in the
+# list, not a figure. Matched on the raw text: normalisation drops the kashida of «۳ـ», and «3 موضوع»
+# would read as three subjects.
+_ENUMERATOR = re.compile(r"^\s*[\d\u06f0-\u06f9]{1,3}\s*[-ـ–—.)](?![\d\u06f0-\u06f9])")
+
+
 def has_number(text: str, measure: str | None = None) -> bool:
     """Whether `text` states a figure (digits or number words; not a reference to a provision, not
-    «هر یک از»); of the `measure` asked for, when one is given (a time, a percentage, an amount)."""
-    normalized = _DISTRIBUTIVE.sub(" ", _REFERENCE.sub(" ", normalize(text)))
+    «هر یک از», not the number of a list item); of the `measure` asked for, when one is given (a
+    time, a percentage, an amount)."""
+    normalized = _DISTRIBUTIVE.sub(" ", _REFERENCE.sub(" ", normalize(_ENUMERATOR.sub(" ", text))))
     found = bool(re.search(r"\d", normalized) or _NUMBER_WORD.search(normalized))
     return found and (measure is None or bool(_UNITS[measure].search(normalized)))
 
@@ -419,6 +434,33 @@ def english_keys(concepts: list[Concept], named: frozenset[str]) -> tuple[Concep
         concept
         for concept in concepts
         if concept.key and concept.label.isascii() and not concept.label.isdigit() and not concept.covered_by(named)
+    )
+
+
+def question_sentences(text: str) -> str:
+    """The sentences of `text` that end in a question mark, whole («اگر …، … چه مدتی …؟»: the condition
+    is part of what is asked); all of `text` when none does. A sentence told before them («من بیمه
+    شخص ثالث دارم.») is background."""
+    text = without_renderings(text)
+    questions = [s for s in _SENTENCES.split(text.strip()) if s.rstrip().endswith(("?", "؟"))]
+    return " ".join(questions) if questions else text
+
+
+def unnamed_by(
+    concepts: list[Concept], present: list[bool], terms: frozenset[str], question: str = ""
+) -> tuple[Concept, ...]:
+    """The informative concepts of the question sentences of `question` (all concepts without it)
+    that some retrieved evidence names (`present`) and a document with the terms `terms` (all its
+    retrieved passages with its title and headings) does not: what that document does not speak
+    of, although the evidence does."""
+    asked = text_terms(question_sentences(question)) if question else None
+    return tuple(
+        concept
+        for concept, here in zip(concepts, present, strict=True)
+        if here
+        and _informative(concept)
+        and not concept.covered_by(terms)
+        and (asked is None or bool(concept.stems & asked))
     )
 
 

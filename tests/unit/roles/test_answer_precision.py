@@ -181,11 +181,14 @@ def test_a_quote_covering_most_of_the_question_need_not_name_its_rarest_word(chu
         chunk_factory("c3", "f2", CLAIMS_TITLE, FUND_DEADLINE, 0.029),
     ]
     question = "پس از تسلیم مدارک پروانه، بیمه مرکزی ظرف چه مدتی نتیجه را به متقاضی اعلام می‌کند؟"
-    # «نتیجه» is the question's rarest word in this evidence, and only the fund's deadline says it
+    # «نتیجه» is the question's rarest word in this evidence, and only the fund's deadline says it.
+    # Demanding it of every quote once picked the fund's deadline, another case's figure; now that
+    # document is no answer either, since it never speaks of a licence or its applicant: the question's
+    # notions are split between the two documents, and the draft abstains.
     strict = LocalGenerator(broad_support=1.01)(
         GenerateRequest(route=Intent.KNOWLEDGE, message=question, query=question, chunks=chunks)
     )
-    assert "پانزده روز" in strict.answer and "شصت روز" not in strict.answer
+    assert not strict.answered and "پانزده روز" not in strict.answer
     # the licence article covers most of the question by itself: it answers, first
     draft = ask(chunks, question)
     assert draft.answered and "شصت روز" in draft.claims[0].text and draft.citations[0] == "c1"
@@ -226,3 +229,61 @@ def test_the_other_party_is_named_by_role_not_by_the_spoken_word_for_him(chunk_f
     draft = ask(chunks, "بیمه افت قیمت ماشینمو داده، حالا حق بیمه طرف مقصر سال بعد گرون میشه؟")
     assert draft.answered and draft.citations == ["c1"]
     assert "سال های آتی مجاز نیست" in draft.answer
+
+
+def test_the_number_of_a_list_item_is_no_figure(statute_chunks):
+    """«۷ - میزان تعهد بیمه‌گر …» is the seventh thing a policy must state, not an amount: read as a figure,
+    it answered "how much is the insurer's commitment?" with the item saying that the policy states it."""
+    assert not has_number("۷ - میزان تعهد بیمه‌گر در صورت وقوع حادثه.")
+    assert not has_number("۳ـ موضوع بیمه.")  # the kashida goes in normalisation
+    assert has_number("۴- صاحبان مشاغل آزاد: تا ۱۰۰% حق بیمه سرانه.")  # an item that states a figure
+    assert has_number("۲.۵ درصد نرخ") and has_number("30 روز پس از حادثه")
+    draft = ask(statute_chunks("insurance-act-excerpt.md"), "میزان تعهد بیمه‌گر چقدر است؟")
+    assert not draft.answered
+
+
+# The duties of a supervisory board, as a list, and an earlier article that names them in passing;
+# written for this test in the style of a fund's statute.
+BOARD_TITLE = "اساسنامه نمونه صندوق جبران خسارت"
+BOARD_DUTIES = (
+    "ماده ۷ـ در صورت قصور در انجام وظایف هیأت نظارت، مجمع عمومی می‌تواند اعضای آن را پیش از پایان مدت عزل کند.\n\n"
+    "ماده ۸ـ وظایف هیأت نظارت صندوق به شرح زیر است:\n\n"
+    "الف ـ رسیدگی به صورت‌های مالی سالانه.\n\n"
+    "ب ـ ارائه گزارش عملکرد به مجمع عمومی."
+)
+
+
+def test_a_list_introduced_by_what_is_asked_is_the_answer_not_a_passing_mention(chunk_factory, statute_chunks):
+    chunks = [chunk_factory("s1", "fund-statute", BOARD_TITLE, BOARD_DUTIES, 0.03)]
+    # «ماده ۸ـ وظایف هیأت نظارت … به شرح زیر است:» names what is asked: article 7, which shares every
+    # word, says what happens when the duties are neglected, not what they are. Its items cannot be
+    # quoted by themselves for a question without a focus noun, so the turn is handed off.
+    assert not ask(chunks, "وظایف هیأت نظارت صندوق کدام است؟").answered
+    # «چه وظایفی» names the list's subject: its items answer, under their introducing sentence, alone
+    draft = ask(chunks, "هیأت نظارت صندوق چه وظایفی دارد؟")
+    assert draft.answered and "رسیدگی به صورت‌های مالی" in draft.answer and "ماده ۷" not in draft.answer
+    # Article 3 of the claims bylaw introduces where the injured party goes for property damage; a
+    # condition of article 4 that mentions both parties going to the insurer is not quoted beside it.
+    draft = ask(statute_chunks("claims-bylaw-excerpt.md"), "زیان‌دیده برای خسارت مالی کجا مراجعه کند؟")
+    assert draft.answered and "به نحو مطمئنی" not in draft.answer
+
+
+# A general deadline in one bylaw, and the case the question names in another; written for this test.
+PAYMENT_RULE = "ماده ۵ـ بیمه‌گر مکلف است دیه زیان‌دیده را حداکثر ظرف پانزده روز از تاریخ تکمیل مدارک پرداخت کند."
+UNLICENSED_DRIVER = (
+    "ماده ۴ـ در حوادثی که راننده مسبب حادثه گواهینامه معتبر نداشته باشد، بیمه‌گر خسارت زیان‌دیده را "
+    "پرداخت می‌کند و سپس برای بازیافت آن به راننده رجوع می‌کند."
+)
+
+
+def test_a_case_the_quotes_document_never_speaks_of_is_handed_off(chunk_factory):
+    chunks = [
+        chunk_factory("p1", "payment-bylaw", "آیین‌نامه نمونه پرداخت خسارت بدنی", PAYMENT_RULE, 0.03),
+        chunk_factory("l1", "licence-bylaw", "آیین‌نامه نمونه گواهینامه رانندگی", UNLICENSED_DRIVER, 0.029),
+    ]
+    # The question names a case (a driver without a licence) that another bylaw rules on and the
+    # payment bylaw never mentions: its general deadline is no answer for that case.
+    assert not ask(chunks, "اگر راننده گواهینامه نداشته باشد، دیه زیان‌دیده را بیمه‌گر در چه مدتی پرداخت می‌کند؟").answered
+    # Without the case, the general rule answers.
+    draft = ask(chunks, "بیمه‌گر دیه زیان‌دیده را در چه مدتی پرداخت می‌کند؟")
+    assert draft.answered and "پانزده روز" in draft.answer and draft.citations == ["p1"]
