@@ -259,24 +259,21 @@ def corrupt(tool: str, kind: str, good: dict[str, Any], data: dict[str, Any]) ->
     return good
 
 
-class BedrockEndpoint:
-    """The endpoint's servers (one per address it listens on) sharing one model and one state."""
+class ThreadedServers:
+    """One HTTP server per address, all with one handler, each serving on its own thread while the
+    object is entered as a context manager."""
 
-    def __init__(self, addresses: list[tuple[str, int]]) -> None:
-        self.state = EndpointState()
-        self.model = OfflineModel()
-        self._servers = [ThreadingHTTPServer(address, self._handler()) for address in addresses]
+    thread_name = "endpoint"
+
+    def _listen(self, addresses: list[tuple[str, int]], handler: type[BaseHTTPRequestHandler]) -> None:
+        self._servers = [ThreadingHTTPServer(address, handler) for address in addresses]
         for server in self._servers:
             server.daemon_threads = True
         self._threads: list[threading.Thread] = []
-        self._ids = itertools.count(1)  # the server answers requests on several threads
 
-    def urls(self) -> list[str]:
-        return [f"http://{server.server_address[0]}:{server.server_address[1]}" for server in self._servers]
-
-    def __enter__(self) -> BedrockEndpoint:
+    def __enter__(self):  # noqa: ANN204 - the subclass itself
         for server in self._servers:
-            thread = threading.Thread(target=server.serve_forever, name="bedrock-endpoint", daemon=True)
+            thread = threading.Thread(target=server.serve_forever, name=self.thread_name, daemon=True)
             thread.start()
             self._threads.append(thread)
         return self
@@ -285,6 +282,21 @@ class BedrockEndpoint:
         for server in self._servers:
             server.shutdown()
             server.server_close()
+
+
+class BedrockEndpoint(ThreadedServers):
+    """The endpoint's servers (one per address it listens on) sharing one model and one state."""
+
+    thread_name = "bedrock-endpoint"
+
+    def __init__(self, addresses: list[tuple[str, int]]) -> None:
+        self.state = EndpointState()
+        self.model = OfflineModel()
+        self._listen(addresses, self._handler())
+        self._ids = itertools.count(1)  # the server answers requests on several threads
+
+    def urls(self) -> list[str]:
+        return [f"http://{server.server_address[0]}:{server.server_address[1]}" for server in self._servers]
 
     def converse(self, model_id: str, request: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any]]:
         """Status, headers and body of the answer to one Converse request."""

@@ -28,10 +28,10 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from agent_local.bedrock_endpoint import EndpointState, Fault, corrupt, data_blocks
+from agent_local.bedrock_endpoint import EndpointState, Fault, ThreadedServers, corrupt, data_blocks
 
 # What the endpoint can do to a request instead of answering it well.
 FAULTS = {
@@ -95,13 +95,15 @@ def _client_gone(connection: socket.socket) -> bool:
         return True
 
 
-class OpenAIEndpoint:
+class OpenAIEndpoint(ThreadedServers):
     """The endpoint's servers (one per address it listens on) sharing one state and one way of answering.
 
     `answer(tool, data, system)` gives a tool call's arguments (default: the offline provider's
     decision, bedrock_endpoint.OfflineModel, created on first use); `upstream` is a real server's base
     URL (".../v1") to relay to instead, and may be changed while the endpoint runs.
     """
+
+    thread_name = "openai-endpoint"
 
     def __init__(self, addresses: list[tuple[str, int]], *, answer: Answerer | None = None,
                  upstream: str | None = None, upstream_timeout: float = 600.0) -> None:
@@ -113,10 +115,7 @@ class OpenAIEndpoint:
         self._stopping = threading.Event()
         self._ids = itertools.count(1)  # the servers answer requests on several threads
         self._in_flight = 0
-        self._servers = [ThreadingHTTPServer(address, self._handler()) for address in addresses]
-        for server in self._servers:
-            server.daemon_threads = True
-        self._threads: list[threading.Thread] = []
+        self._listen(addresses, self._handler())
 
     def urls(self) -> list[str]:
         """The base URL (".../v1") of each address, as OPENAI_BASE_URL takes it."""
@@ -126,18 +125,9 @@ class OpenAIEndpoint:
     def url(self) -> str:
         return self.urls()[0]
 
-    def __enter__(self) -> OpenAIEndpoint:
-        for server in self._servers:
-            thread = threading.Thread(target=server.serve_forever, name="openai-endpoint", daemon=True)
-            thread.start()
-            self._threads.append(thread)
-        return self
-
     def __exit__(self, *exc: object) -> None:
         self._stopping.set()  # a slow answer still waiting stops waiting
-        for server in self._servers:
-            server.shutdown()
-            server.server_close()
+        super().__exit__(*exc)
 
     def calls(self) -> list[dict[str, Any]]:
         with self.state.lock:

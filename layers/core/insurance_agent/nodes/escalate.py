@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from insurance_agent.errors import InvalidInputError, ThreadNotOwnedError, TransientError
 from insurance_agent.models.history import HistoryTurn
-from insurance_agent.models.parts import TurnParts
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import (
     EscalationReason,
@@ -21,7 +20,7 @@ from insurance_agent.models.turn import (
     parse_turn_input,
 )
 from insurance_agent.nodes import messages
-from insurance_agent.nodes.common import with_trace
+from insurance_agent.nodes.common import parts, with_trace
 from insurance_agent.observability import logger, metrics
 from insurance_agent.policy.pii import mask_pii
 from insurance_agent.store import handoffs, threads, turns
@@ -94,7 +93,7 @@ def run(state: TurnState) -> TurnState:
         state.turn = parsed
         owner = turns.TurnOwner(tenant_id=parsed.tenant_id, user_id=parsed.user_id, roles=parsed.roles)
     turn = state.turn
-    stored = TurnParts.of(turns.get_parts(turn.turn_id, turn.thread_id), turn.message)
+    stored = parts(state)
     committed = threads.get_thread(turn.thread_id)
     if stored.reply and committed and committed.owned_by(turn.tenant_id, turn.user_id) \
             and turn.turn_id in committed.turn_ids:
