@@ -145,3 +145,20 @@ def test_one_failed_request_is_retried_inside_the_node(conversation, openai_serv
     assert reply["trace"]["model_invocations"] == len(calls) == reply["trace"]["llm_calls"] + 1
     assert seconds < 60 and (kind != "slow" or seconds >= ANSWER_TIMEOUT)
     _row(f"{kind} once", openai_server, reply, seconds)
+
+
+@pytest.mark.parametrize(("kind", "guard"), [("foreign_citation", "citations"), ("invented_number", "numbers"),
+                                             ("wrong_language", "language")])
+def test_the_turn_logs_each_draft_and_the_guard_that_rejected_it(conversation, openai_server, kind, guard):
+    openai_server.state.add_fault("GroundedAnswer", Fault(kind, 1))
+    chat, reply, _ = _say(conversation)
+    drafts = turn_parts(reply["turn_id"], chat.thread_id)["drafts"]
+    # The faulted draft never reached the verify role (a foreign citation also leaves its figures
+    # uncited); the one written after its feedback did.
+    assert drafts[0]["answered"] and guard in drafts[0]["rejected_by"] and "verify" not in drafts[0]["rejected_by"]
+    assert len(drafts) >= 2 and guard not in drafts[-1]["rejected_by"]
+    requests = [c["tool"] for c in _calls(openai_server)]
+    assert requests.count("GroundedAnswer") == len(drafts)
+    assert requests.count("ClaimCheck") == sum(not d["rejected_by"] or d["rejected_by"] == ["verify"] for d in drafts)
+    if reply["status"] == "answer":
+        assert drafts[-1]["rejected_by"] == []

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from agent_local.evaluation.scoring import MISTAKES
+from agent_local.evaluation.scoring import MISTAKES, rejections
 
 
 class Progress:
@@ -42,6 +42,9 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value / 1000:.1f}"
 
 
+_NUMERIC = frozenset({"n", "correct", "wrong", "declined", "calls/turn", "p50 s", "p95 s"})
+
+
 def print_tables(summary: dict[str, Any], console: Any = None) -> None:
     """One table per half (all, FIT, REPORT): a row per kind and a total row."""
     from rich.console import Console
@@ -56,14 +59,14 @@ def print_tables(summary: dict[str, Any], console: Any = None) -> None:
         table = Table(title=f"{title}: {s['answerable_correct']}/{s['answerable']} answerable correct, "
                             f"{s['wrong']}/{s['replies']} wrong ({s['wrong_share']:.1%}), unanswerable answered "
                             f"{s['unanswerable_answered']} of {s['unanswerable']}", title_justify="left")
-        for column in ("kind", "n", "correct", "wrong", "declined", "escalation reasons", "calls/turn",
-                       "p50 s", "p95 s"):
-            table.add_column(column, justify="left" if column in ("kind", "escalation reasons") else "right")
+        for column in ("kind", "n", "correct", "wrong", "declined", "escalation reasons", "drafts: rejected by",
+                       "calls/turn", "p50 s", "p95 s"):
+            table.add_column(column, justify="right" if column in _NUMERIC else "left")
         rows = list(s["by_kind"].items()) + [("total", s)]
         for kind, k in rows:
             reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(k["reasons"].items())) or "-"
             table.add_row(kind, str(k["replies"]), str(k["correct"]), str(k["wrong"]), str(k["declined"]), reasons,
-                          f"{k['llm_calls_per_turn']:.2f}", _seconds(k["latency_p50_ms"]),
+                          rejections(k), f"{k['llm_calls_per_turn']:.2f}", _seconds(k["latency_p50_ms"]),
                           _seconds(k["latency_p95_ms"]), end_section=kind == rows[-2][0])
         console.print(table)
     errors = summary["all"]["system_errors"]

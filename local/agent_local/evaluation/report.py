@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_local.evaluation.runner import EvalRun
-from agent_local.evaluation.scoring import CORRECT, MISTAKES, categories_of
+from agent_local.evaluation.scoring import CORRECT, MISTAKES, categories_of, rejections
 
 # Segments of a kind's bar, in drawing order: the verdict for answers, the status for everything else.
 SEGMENTS = (
@@ -115,13 +115,15 @@ def _summary_table(summary: dict[str, Any]) -> str:
 
 def _kind_table(summary: dict[str, Any]) -> str:
     head = ('<tr><th class="l">kind</th><th>replies</th><th>correct</th><th>wrong</th><th>declined</th>'
-            '<th class="l">escalation reasons</th><th>model calls / turn</th><th>p50</th><th>p95</th></tr>')
+            '<th class="l">escalation reasons</th><th class="l">drafts: rejected by</th><th>model calls / turn</th>'
+            '<th>p50</th><th>p95</th></tr>')
     rows = []
     for kind, s in summary["by_kind"].items():
         reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(s["reasons"].items())) or "-"
         rows.append(f'<tr><td class="l">{escape(kind)}</td><td>{s["replies"]}</td><td>{s["correct"]}</td>'
                     f'<td class="{"bad" if s["wrong"] else ""}">{s["wrong"]}</td><td>{s["declined"]}</td>'
-                    f'<td class="l">{escape(reasons)}</td><td>{s["llm_calls_per_turn"]:.2f}</td>'
+                    f'<td class="l">{escape(reasons)}</td><td class="l">{escape(rejections(s))}</td>'
+                    f'<td>{s["llm_calls_per_turn"]:.2f}</td>'
                     f'<td>{_ms(s["latency_p50_ms"])}</td><td>{_ms(s["latency_p95_ms"])}</td></tr>')
     return f"<table>{head}{''.join(rows)}</table>"
 

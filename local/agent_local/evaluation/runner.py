@@ -169,6 +169,8 @@ def _turn(stack: Any, tenant: str, thread: str, category: str, expected: Expecte
         "llm_calls": reply.get("trace", {}).get("llm_calls", 0),
         "latency_ms": latency_ms,
         "path": reply.get("trace", {}).get("path", []),
+        # Each draft of the turn: answered or not, and the guards (verify last) that rejected it.
+        "drafts": stored.get("drafts", []),
         "passages": [{"chunk_id": c["chunk_id"], "file_id": c.get("file_id"), "title": c.get("title"),
                       "text": chunks.get(c["chunk_id"], {}).get("text", "")} for c in citations],
         "draft": _draft(stored, chunks, category, expected, reply, _support(stack, response["executionArn"]), meta),

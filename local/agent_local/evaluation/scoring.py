@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
+from insurance_agent.policy.guards import GUARDS
+
 Half = Literal["fit", "report"]
 CATEGORIES = ("formal", "colloquial", "english", "chain-first", "follow-up", "unanswerable")
 UNANSWERABLE = "unanswerable"
@@ -85,6 +87,7 @@ def kind_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Counts for one group of replies: verdicts, statuses, escalation reasons, model calls, latency."""
     verdicts = Counter(r["verdict"] for r in records)
     latencies = [r["latency_ms"] for r in records]
+    drafts = [d for r in records for d in r.get("drafts", []) if d.get("answered")]
     return {
         "replies": len(records),
         "correct": verdicts[CORRECT],
@@ -92,10 +95,20 @@ def kind_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "declined": verdicts[DECLINED],
         "statuses": dict(Counter(r["reply"]["status"] for r in records)),
         "reasons": dict(Counter(_reason(r) for r in records if _reason(r))),
+        # Every answered draft of the turns (a turn may draft again after a rejection), and what rejected them.
+        "drafts": len(drafts),
+        "rejected_by": {guard: n for guard in GUARDS
+                        if (n := sum(guard in d.get("rejected_by", []) for d in drafts))},
         "llm_calls_per_turn": round(sum(r["llm_calls"] for r in records) / len(records), 2) if records else 0.0,
         "latency_p50_ms": percentile(latencies, 50),
         "latency_p95_ms": percentile(latencies, 95),
     }
+
+
+def rejections(summary: dict[str, Any]) -> str:
+    """«12: numbers 3, verify 5»: the answered drafts and how many each guard rejected."""
+    rejected = ", ".join(f"{guard} {n}" for guard, n in summary.get("rejected_by", {}).items())
+    return f"{summary.get('drafts', 0)}: {rejected}" if rejected else str(summary.get("drafts", 0))
 
 
 def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from agent_local.evaluation.scoring import (
     half_of,
     judge,
     percentile,
+    rejections,
     score_text,
     summaries,
     sweep,
@@ -81,6 +82,21 @@ def test_summaries_count_answered_unanswerable_questions_as_wrong_answers_and_sp
     assert total["by_kind"]["unanswerable"]["wrong"] == 1
     assert total["llm_calls_per_turn"] == 3.83 and total["latency_p50_ms"] == 1000
     assert s["fit"]["replies"] == 4 and s["report"]["replies"] == 2 and s["report"]["wrong"] == 2
+
+
+def test_summaries_count_answered_drafts_and_the_guards_that_rejected_them():
+    records = [
+        _record("A", "formal", "correct") | {"drafts": [
+            {"answered": True, "rejected_by": ["citations", "numbers"]}, {"answered": True, "rejected_by": []}]},
+        _record("B", "formal", "declined", status="escalate") | {"drafts": [
+            {"answered": True, "rejected_by": ["verify"]}, {"answered": False, "rejected_by": []}]},
+        _record("C", "colloquial", "declined", status="escalate"),  # handed over before any draft
+    ]
+    total = summaries(records)["all"]
+    assert total["drafts"] == 3  # an abstention is no draft
+    assert total["rejected_by"] == {"citations": 1, "numbers": 1, "verify": 1}
+    assert total["by_kind"]["colloquial"]["drafts"] == 0 and total["by_kind"]["colloquial"]["rejected_by"] == {}
+    assert rejections(total) == "3: citations 1, numbers 1, verify 1" and rejections({"drafts": 0}) == "0"
 
 
 def _draft(confidence, support, verdict, eligible=True):

@@ -31,6 +31,8 @@ class TurnParts(BaseModel):
     options: list[ClarifyOption] = Field(default_factory=list)
     grade: dict[str, Any] = Field(default_factory=dict)
     draft: dict[str, Any] = Field(default_factory=dict)
+    #: One entry per draft of the turn: {"answered": bool, "rejected_by": [guard names, policy/guards.GUARDS]}.
+    drafts: list[dict[str, Any]] = Field(default_factory=list)
     verify: dict[str, Any] = Field(default_factory=dict)
     feedback: list[str] = Field(default_factory=list)
     reply: dict[str, Any] | None = None

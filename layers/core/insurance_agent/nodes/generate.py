@@ -3,7 +3,9 @@
 The money calculator runs here on the calculations the draft requested (their results replace the
 draft's placeholders), then the deterministic guards (citations retrieved this turn, numbers present
 in cited chunks or calculator results, calculations whose operands are in their chunks) run for
-every provider; their violations make the draft ungrounded at verify.
+every provider; their violations make the draft ungrounded at verify. Each draft of the turn is
+logged in its parts (`drafts`: answered or not, and the guards that rejected it) for operations and
+the evaluation.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import Status, TurnReply
 from insurance_agent.nodes import messages
 from insurance_agent.nodes.common import parts, save, with_trace
-from insurance_agent.policy.guards import check_draft
+from insurance_agent.policy.guards import check_draft, guards_of
 from insurance_agent.policy.money import apply_calculations
 from insurance_agent.roles.base import get_provider
 from insurance_agent.text import numbers_in
@@ -55,7 +57,9 @@ def run(state: TurnState) -> TurnState:
     if result.answered:
         result = apply_calculations(result, chunks, turn.message, state.language)
         violations = check_draft(result, chunks, calculator_results=result.calculations, language=state.language)
-    save(state, draft={"result": result.model_dump(), "violations": violations})
-    state.generate.answered = result.answered and bool(result.answer.strip())
+    answered = result.answered and bool(result.answer.strip())
+    save(state, draft={"result": result.model_dump(), "violations": violations},
+         drafts=[*stored.drafts, {"answered": answered, "rejected_by": guards_of(violations)}])
+    state.generate.answered = answered
     state.generate.confidence = result.confidence
     return state

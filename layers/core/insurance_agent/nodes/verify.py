@@ -45,6 +45,9 @@ def run(state: TurnState) -> TurnState:
         citations = [Citation(chunk_id=c.chunk_id, file_id=c.file_id, title=c.title) for c in cited]
         state.reply = with_trace(state, TurnReply(status=Status.ANSWER, message=result.answer, citations=citations))
     else:
+        drafts = stored.drafts
+        if not violations and drafts:  # the guards passed it and the verify role did not
+            drafts = [*drafts[:-1], {**drafts[-1], "rejected_by": [*drafts[-1].get("rejected_by", []), "verify"]}]
         save(state, verify={"grounded": False, "unsupported": unsupported, "violations": violations},
-             feedback=unsupported + violations)
+             feedback=unsupported + violations, drafts=drafts)
     return state

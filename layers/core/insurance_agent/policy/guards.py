@@ -27,6 +27,29 @@ from insurance_agent.text import detect_language, numbers_in, tokens
 # product name or a short term of the other language is not).
 WRONG_SCRIPT_MIN_LETTERS = 12
 
+#: What can reject a draft, as the turn's draft log (nodes/generate.py, nodes/verify.py) and the
+#: evaluation count them: the deterministic guards of this module, then the verify role's verdict.
+GUARDS = ("citations", "numbers", "calculations", "instructions", "language", "verify")
+
+
+class Violation(str):
+    """One guard's finding on a draft: the text the model is shown as feedback, and the guard's name."""
+
+    guard: str
+
+    def __new__(cls, guard: str, text: str) -> Violation:
+        if guard not in GUARDS:
+            raise ValueError(f"unknown guard {guard!r}")
+        violation = super().__new__(cls, text)
+        violation.guard = guard
+        return violation
+
+
+def guards_of(violations: Iterable[str]) -> list[str]:
+    """The guards that found `violations`, in GUARDS order, without repeats."""
+    found = {getattr(violation, "guard", "") for violation in violations}
+    return [guard for guard in GUARDS if guard in found]
+
 
 def citation_guard(cited_ids: Iterable[str], retrieved_ids: Iterable[str]) -> list[str]:
     """Cited ids that were not retrieved this turn, in citation order, without repeats."""
@@ -83,8 +106,8 @@ def check_draft(
     chunks: Iterable[RetrievedChunk],
     calculator_results: Iterable[object] = (),
     language: str | None = None,
-) -> list[str]:
-    """Human-readable violations of the citation and number guards by a drafted answer (empty when clean).
+) -> list[Violation]:
+    """Human-readable violations of the guards by a drafted answer (empty when clean), each naming its guard.
 
     `chunks` are the chunks retrieved this turn; `calculator_results` the draft's calculations as
     the calculator filled them (or bare figures). Checked: every cited id (answer-level citations and
@@ -97,23 +120,25 @@ def check_draft(
     chunks = list(chunks)
     by_id = {chunk.chunk_id: chunk for chunk in chunks}
     cited = list(dict.fromkeys([*result.citations, *(cid for claim in result.claims for cid in claim.chunk_ids)]))
-    violations = [f"cited chunk {chunk_id} was not retrieved this turn" for chunk_id in citation_guard(cited, by_id)]
+    violations = [Violation("citations", f"cited chunk {chunk_id} was not retrieved this turn")
+                  for chunk_id in citation_guard(cited, by_id)]
 
     if result.answered and result.answer.strip() and chunks and not cited:
-        violations.append("the answer cites none of the retrieved chunks")
+        violations.append(Violation("citations", "the answer cites none of the retrieved chunks"))
 
     cited_chunks = [by_id[chunk_id] for chunk_id in cited if chunk_id in by_id]
     calculator_results = list(calculator_results)
     calculations = [c for c in calculator_results if isinstance(c, Calculation)]
     texts = "\n".join([result.answer, *(claim.text for claim in result.claims)])
-    violations += calculation_violations(texts, calculations)
+    violations += [Violation("calculations", text) for text in calculation_violations(texts, calculations)]
     unsupported = number_guard(result.answer, cited_chunks, calculator_results)
-    violations += [f"number {number} in the answer appears in no cited chunk" for number in unsupported]
+    violations += [Violation("numbers", f"number {number} in the answer appears in no cited chunk")
+                   for number in unsupported]
 
     if result.answered and instruction_sentences(result.answer):
-        violations.append("the answer repeats instruction-like text from a document")
+        violations.append(Violation("instructions", "the answer repeats instruction-like text from a document"))
     if language and result.answered and language_guard(result.answer, cited_chunks, language):
-        violations.append(f"the answer is not written in the language of the question ({language})")
+        violations.append(Violation("language", f"the answer is not written in the language of the question ({language})"))
 
     reported = set(unsupported)
     for claim in result.claims:
@@ -121,5 +146,6 @@ def check_draft(
         for number in number_guard(claim.text, claim_chunks, calculator_results):
             if number not in reported:
                 reported.add(number)
-                violations.append(f"number {number} in claim {claim.text!r} appears in none of the chunks it cites")
+                violations.append(Violation(
+                    "numbers", f"number {number} in claim {claim.text!r} appears in none of the chunks it cites"))
     return violations

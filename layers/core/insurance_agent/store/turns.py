@@ -24,7 +24,7 @@ from insurance_agent.store import dynamo
 
 PARTS = (
     "history", "profile", "query", "scope", "chunks", "account_chunks", "grade", "options", "draft",
-    "verify", "feedback", "reply",
+    "drafts", "verify", "feedback", "reply",
 )
 
 
