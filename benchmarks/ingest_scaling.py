@@ -13,7 +13,8 @@ that used to become one giant chunk). Two legs are measured:
 - `full`: `ingest_directory` into a fresh embedded Qdrant store in a temporary AGENT_HOME (dense +
   sparse encoders, upserts, stale-chunk bookkeeping), exactly as `agent ingest` runs.
 
-Linear means chunks/s (and MB/s) stay flat as the corpus grows. The figures depend on the machine's
+Linear means chunks/s (and MB/s) stay flat as the corpus grows; bounded memory means the peak RSS
+printed after each size does not grow with it (chunks are encoded and written in batches). The figures depend on the machine's
 load (other processes share its cores); the load average is printed with them.
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import sys
 import tempfile
 import time
@@ -112,6 +114,11 @@ def full_leg(folder: Path, tenant: str) -> tuple[int, float]:
     return report.chunks, seconds
 
 
+def _peak_rss_mib() -> int:
+    """The process's peak RSS so far: sizes run in increasing order, so each row's is that size's own bound."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1,10,100", help="corpus sizes in MB for the sparse leg")
@@ -124,8 +131,8 @@ def main() -> int:
     sizes = [float(s) for s in args.sizes.split(",") if s]
     full_sizes = [float(s) for s in args.full_sizes.split(",") if s]
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}", flush=True)
-    print("| leg | corpus MB | files | chunks | seconds | chunks/s | MB/s |")
-    print("|---|---|---|---|---|---|---|", flush=True)
+    print("| leg | corpus MB | files | chunks | seconds | chunks/s | MB/s | peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|---|", flush=True)
     for leg, leg_sizes in (("sparse", sizes), ("full", full_sizes)):
         for megabytes in leg_sizes:
             with tempfile.TemporaryDirectory(prefix="ingest-scaling-") as tmp:
@@ -134,7 +141,7 @@ def main() -> int:
                 run = sparse_leg if leg == "sparse" else full_leg
                 chunks, seconds = run(folder, "bench")
                 print(f"| {leg} | {written / 1e6:.1f} | {files} | {chunks} | {seconds:.1f} | {chunks / seconds:.1f} "
-                      f"| {written / 1e6 / seconds:.3f} |", flush=True)
+                      f"| {written / 1e6 / seconds:.3f} | {_peak_rss_mib()} |", flush=True)
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
     return 0
 
