@@ -28,6 +28,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from agent_local import moto_patches
 from agent_local.evaluation import console, report, runner
 from agent_local.evaluation.questions import load_questions
 from agent_local.openai_endpoint import OpenAIEndpoint
@@ -44,16 +45,24 @@ def main(argv: list[str] | None = None) -> int:
                         help="the real server's base URL (default $OPENAI_BASE_URL, else make model-up's)")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="the served model's name (small and main roles)")
     parser.add_argument("--structured-output", default="function_calling", choices=("function_calling", "json_schema"))
-    parser.add_argument("--timeout", default="60", help="ModelTimeoutSeconds: a tiny model on 2 cores is slow")
+    parser.add_argument("--timeout", type=int, default=60, help="ModelTimeoutSeconds: a tiny model on 2 cores is slow")
     parser.add_argument("--half", choices=("fit", "report"), help="only this half (default: every item)")
+    parser.add_argument("--limit", type=int, help="only the first N items (of the half), in file order")
+    parser.add_argument("--top-k", help="TopK: fewer chunks make a shorter draft prompt for a slow server")
     parser.add_argument("--out", type=Path, default=Path("guards-real-model"))
     args = parser.parse_args(argv)
 
+    # A draft on a CPU server can outlast the 60 s each in-process Lambda is told it has: give every
+    # invocation room for one whole request and a retry, and the turn room for its nodes.
+    moto_patches.LAMBDA_SECONDS = max(moto_patches.LAMBDA_SECONDS, 2 * args.timeout + 10)
+    moto_patches.MAX_SYNC_SECONDS = max(moto_patches.MAX_SYNC_SECONDS, 8 * moto_patches.LAMBDA_SECONDS)
     questions = load_questions(args.questions or args.data / "questions.json").half(args.half)
+    if args.limit:
+        questions = type(questions)(items=questions.items[: args.limit])
     with OpenAIEndpoint([("127.0.0.1", 0)], upstream=args.upstream, relay_tools=RELAYED) as endpoint:
         overrides = {"ModelProvider": "openai", "OpenAIBaseUrl": endpoint.url, "OpenAISmallModel": args.model,
                      "OpenAIMainModel": args.model, "OpenAIStructuredOutput": args.structured_output,
-                     "ModelTimeoutSeconds": args.timeout}
+                     "ModelTimeoutSeconds": str(args.timeout)} | ({"TopK": args.top_k} if args.top_k else {})
         with console.progress(questions.turn_count) as shown:
             run = runner.run((args.data / "corpus").resolve(), questions, overrides=overrides,
                              on_ingest=shown.ingest, on_turn=shown.turn)
