@@ -121,6 +121,18 @@ def _source(package: Package, module: str) -> Path | None:
     return path.with_suffix(".py") if path.with_suffix(".py").is_file() else None
 
 
+def _imported(node: ast.Import | ast.ImportFrom, package: str) -> tuple[str, set[str]]:
+    """(the module a `from` import reads, or "") and the names it imports, absolute (`from a import b` as `a.b`)."""
+    if isinstance(node, ast.Import):
+        return "", {alias.name for alias in node.names}
+    if node.level:
+        parts = package.split(".")
+        base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+    else:
+        base = node.module or ""
+    return base, {f"{base}.{alias.name}" for alias in node.names}
+
+
 def imports_of(path: Path, module: str) -> set[str]:
     """Every module name `path` imports (absolute; `from a import b` also as `a.b`), optional ones aside."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -128,19 +140,58 @@ def imports_of(path: Path, module: str) -> set[str]:
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
-            found.add(base)
-            found |= {f"{base}.{alias.name}" for alias in node.names}
+        if id(node) not in skipped and isinstance(node, ast.Import | ast.ImportFrom):
+            base, names = _imported(node, package)
+            found |= names | {base}
     return {name for name in found if name and name != "__future__"}
+
+
+def _load_time_imports(nodes: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
+    """The import statements that run when a module loads: not those inside a function's body."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    for node in nodes:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append(node)
+        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for block in ("body", "orelse", "finalbody", "handlers"):
+                children = getattr(node, block, None)
+                if isinstance(children, list):
+                    found += _load_time_imports(children)
+    return found
+
+
+def import_cycle(folders: list[Path]) -> list[str]:
+    """One cycle of module-level imports among the modules under `folders` (package roots), or [].
+
+    Only imports that run when a module loads count (not those inside functions, optional or for
+    typing): those make the import order matter. `from pkg import submodule` is an edge to the
+    submodule, not to `pkg`, so a package that re-exports its submodules is no cycle.
+    """
+    from graphlib import CycleError, TopologicalSorter
+
+    files = {}
+    for folder in folders:
+        for path in folder.rglob("*.py"):
+            parts = path.relative_to(folder).with_suffix("").parts
+            files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skipped = _guarded(tree)
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        edges: set[str] = set()
+        for node in _load_time_imports(tree.body):
+            if id(node) in skipped:
+                continue
+            base, names = _imported(node, package)
+            submodules = {name for name in names if name in files}
+            edges |= submodules or ({base} if base else names)
+        graph[module] = {name for name in edges if name in files and name != module}
+    try:
+        TopologicalSorter(graph).prepare()
+    except CycleError as error:
+        return list(error.args[1])
+    return []
 
 
 def unshipped(roots: dict[str, Path], package: Package, provider: str | None) -> list[str]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from agent_local.closure import Package, function_closure, imports_of, unrunnable, unshipped
-from agent_local.template import load_template, resources_of_type
+from agent_local.closure import Package, function_closure, import_cycle, imports_of, unrunnable, unshipped
+from agent_local.template import REPO_ROOT, load_template, resources_of_type
 
 TEMPLATE = load_template()
 FUNCTIONS = resources_of_type(TEMPLATE, "AWS::Serverless::Function")
@@ -49,3 +49,19 @@ def test_the_core_layer_alone_lacks_the_offline_provider():
 def test_every_module_a_zip_function_ships_can_run_in_its_package(logical, provider):
     """Images hold whole packages for both providers; a zip function's every module must import there."""
     assert unrunnable(TEMPLATE, logical, FUNCTIONS[logical], provider) == []
+
+
+def test_no_module_of_the_shipped_packages_imports_itself_back_at_load_time():
+    roots = [REPO_ROOT / folder for folder in ("layers/core", "layers/llm", "layers/offline", "layers/search", "ingest")]
+    assert import_cycle(roots) == []
+
+
+def test_the_cycle_check_finds_a_cycle_and_ignores_lazy_imports_and_re_exports(tmp_path: Path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from pkg.a import f\n")
+    (package / "a.py").write_text("from pkg import b\n\ndef f():\n    return b\n")
+    (package / "b.py").write_text("def g():\n    from pkg import a\n    return a\n")
+    assert import_cycle([tmp_path]) == []  # b reaches a lazily; `from pkg import b` is an edge to b only
+    (package / "b.py").write_text("import pkg.a\n")
+    assert sorted(set(import_cycle([tmp_path]))) == ["pkg.a", "pkg.b"]
