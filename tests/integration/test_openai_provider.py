@@ -77,6 +77,9 @@ def test_one_correction_then_a_model_output_error(server, method):
     server.fail("schema")
     assert _provider(server, method).triage(TriageRequest(message="سلام")).intent == Intent.CHITCHAT
     assert "do not fit the TriageDecision schema" in json.dumps(server.requests[1]["messages"][-1], ensure_ascii=False)
+    # Every message of the corrective request has text content: llama.cpp's server refuses a null one.
+    assert all(isinstance(m.get("content"), str) for m in server.requests[1]["messages"]), server.requests[1]
+    assert not any(m.get("tool_calls") or m["role"] == "tool" for m in server.requests[1]["messages"])
     server.fail("schema", 2)
     with pytest.raises(ModelOutputError):
         _provider(server, method).triage(TriageRequest(message="سلام"))

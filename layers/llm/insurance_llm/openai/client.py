@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel
@@ -89,8 +90,12 @@ class ChatCompletionsCaller(RetryingCaller):
         return bool(raw.tool_calls) or bool(str(raw.content or "").strip())
 
     def correction(self, raw: Any, problem: str, schema: type[BaseModel]) -> list[Any]:
-        if raw.tool_calls:
-            return super().correction(raw, problem, schema)
-        from langchain_core.messages import HumanMessage
+        from langchain_core.messages import AIMessage, HumanMessage
 
-        return [raw, HumanMessage(content=correction_text(problem, schema).replace("Call", "Answer with", 1))]
+        if not raw.tool_calls:
+            return [raw, HumanMessage(content=correction_text(problem, schema).replace("Call", "Answer with", 1))]
+        # The rejected call goes back as text, not as an assistant tool call and its tool result: beside
+        # tool calls the API's content is null, which llama.cpp's server refuses (HTTP 500), and a
+        # server need not take tool-result messages at all. The forced tool choice still applies.
+        said = json.dumps({"name": raw.tool_calls[0]["name"], "arguments": raw.tool_calls[0]["args"]}, ensure_ascii=False)
+        return [AIMessage(content=said), HumanMessage(content=correction_text(problem, schema))]
