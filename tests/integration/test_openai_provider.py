@@ -63,6 +63,8 @@ def test_structured_output_by_either_mechanism(server, method):
     assert result.intent == Intent.CHITCHAT
     (request,) = server.requests
     assert request["model"] == "small-model" and request["temperature"] == 0.0
+    # The output bound by the name every OpenAI-compatible server reads (llama.cpp ignores the newer one).
+    assert request["max_tokens"] == 1024 and "max_completion_tokens" not in request
     if method == "function_calling":
         assert request["tool_choice"]["function"]["name"] == "TriageDecision"
     else:

@@ -44,7 +44,10 @@ class ChatCompletionsCaller(RetryingCaller):
                 base_url=self.settings.openai_base_url,
                 api_key=api_key,
                 temperature=0.0,
-                max_tokens=self.settings.max_output_tokens,
+                # `max_tokens`, not the `max_completion_tokens` langchain-openai sends for it: llama.cpp's
+                # server ignores the newer name, so a model that loops wrote on until its context was full
+                # (4,625 tokens, 170 s, seen with SmolLM2); vLLM, Ollama and LiteLLM take both.
+                extra_body={"max_tokens": self.settings.max_output_tokens},
                 timeout=self.settings.timeout_seconds,
                 max_retries=0,
                 streaming=False,
