@@ -23,6 +23,7 @@ call's grammar: 452 s for one draft, so a whole question set is for a real serve
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections import Counter
@@ -87,8 +88,37 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {s['drafts']} drafts; rejected by {s['rejected_by'] or 'none'}; "
               f"{passed} passed every guard and verify; wrong answers shown {s['wrong']}/{s['replies']} "
               f"({s['wrong_share']:.1%}); unanswerable answered {s['unanswerable_answered']} of {s['unanswerable']}")
-    print(f"wrote {data} and {page}")
+    written = _model_answers(calls, args.out / "model_answers.jsonl")
+    print(f"wrote {data}, {page} and {written}")
     return 0
+
+
+def _model_answers(calls: list[dict], path: Path) -> Path:
+    """One JSON line per request the real model answered: the tool, its arguments as written, and
+    whether they fit the tool's schema (what the provider's parser would say)."""
+    from pydantic import ValidationError
+
+    from insurance_llm import wire
+
+    schema_errors: Counter = Counter()
+    with path.open("w", encoding="utf-8") as out:
+        for call in calls:
+            if not call.get("relayed"):
+                continue
+            row = {"tool": call["tool"], "status": call.get("status"), "arguments": None, "problem": None}
+            try:
+                message = json.loads(call.get("answer") or "{}")["choices"][0]["message"]
+                row["arguments"] = message["tool_calls"][0]["function"]["arguments"]
+                getattr(wire, call["tool"]).model_validate_json(row["arguments"])
+            except ValidationError as error:
+                row["problem"] = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['type']}" for e in error.errors()[:4])
+            except (KeyError, IndexError, TypeError, ValueError) as error:
+                row["problem"] = f"no tool call: {type(error).__name__}"
+            schema_errors[(call["tool"], "fits" if row["problem"] is None else "does not fit")] += 1
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print("the real model's answers against their schema: "
+          + ", ".join(f"{tool} {verdict} {n}" for (tool, verdict), n in sorted(schema_errors.items())))
+    return path
 
 
 if __name__ == "__main__":
