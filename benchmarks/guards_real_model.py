@@ -14,10 +14,10 @@ say: of the real model's drafts, how many each deterministic guard rejected, how
 verify rejected, and how many reached the user, scored by the set's rule (a wrong answer shown is
 one the guards let through). The report (report.json, report.html) is `agent eval`'s.
 
-Cost: a draft's prompt holds the graded chunks, about 9,000 tokens for six Persian chunks, past
-SmolLM2's 8,192-token window (start the server with `MODEL_CONTEXT=16384 make model-up`). On these
-2 cores llama.cpp's server read such a prompt at 31 tokens/s and wrote 0.34 tokens/s under the tool
-call's grammar: 452 s for one draft, so a whole question set is for a real server, not this one.
+Cost: a draft's prompt holds the graded chunks, about 9,200 tokens for six expanded Persian chunks,
+past SmolLM2's 8,192-token window; on these 2 cores llama.cpp read it at 32 tokens/s (325 s a draft).
+With `--top-k 2` and `AGENT_CONTEXT_WINDOW=0` in the environment the prompt is 3,000-3,800 tokens and
+a draft takes 50-120 s: the run of docs/resilience.md (12 questions) took about 20 minutes.
 """
 
 from __future__ import annotations
