@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import tempfile
@@ -42,6 +41,8 @@ import time
 import uuid
 from collections import Counter
 from pathlib import Path
+
+from private_store import use_private_store
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO / ".." / "shared" / "bench" / "persianqa" / "pqa_test.json"
@@ -51,14 +52,7 @@ TARGETS = {"answerable_with_gold": 0.70, "impossible_not_answered": 0.50, "unsup
 
 
 def configure(home: Path) -> None:
-    os.environ["AGENT_HOME"] = str(home)
-    os.environ["AGENT_QDRANT_PATH"] = str(home / "qdrant")
-    os.environ.pop("AGENT_QDRANT_URL", None)
-    os.environ["AGENT_TOPIC_SCOPE"] = "corpus"
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    from insurance_agent.config import get_settings
-
-    get_settings.cache_clear()
+    use_private_store(home, AGENT_TOPIC_SCOPE="corpus")
 
 
 def half_of(question_id: int | str) -> str:

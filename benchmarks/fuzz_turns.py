@@ -48,9 +48,10 @@ def main() -> int:
     from agent_local.fuzz import WriteCounter, bounded_wait, fuzz_state_machine, run_case, turn_inputs
     from agent_local.stack import LocalStack
 
+    from private_store import use_private_store
+
     home = Path(tempfile.mkdtemp(prefix="agent-fuzz-"))
-    os.environ["AGENT_HOME"] = str(home)
-    os.environ["AGENT_QDRANT_PATH"] = str(home / "qdrant")
+    use_private_store(home)
     outcomes = []
     started = time.monotonic()
     with LocalStack(home, fast_retries=True, persist=False) as stack:

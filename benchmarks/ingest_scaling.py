@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from private_store import use_private_store
+
 WORDS = (
     "بیمه بدنه فرانشیز خسارت پوشش حق قرارداد بیمه‌گذار بیمه‌گر مبلغ درصد سال خودرو حادثه درمان "
     "بیمارستان سرقت آتش‌سوزی زلزله سیل تعهد سقف پرداخت مدارک کارشناس ارزیابی تمدید فسخ الحاقیه "
@@ -102,11 +104,7 @@ def full_leg(folder: Path, tenant: str) -> tuple[int, float]:
     from insurance_search import index
     from insurance_search.ingest import ingest_directory
 
-    home = Path(tempfile.mkdtemp(prefix="ingest-scaling-home-"))
-    os.environ["AGENT_HOME"] = str(home)
-    os.environ["AGENT_QDRANT_PATH"] = str(home / "qdrant")
-    os.environ.pop("AGENT_QDRANT_URL", None)
-    index.reset_caches()
+    use_private_store(Path(tempfile.mkdtemp(prefix="ingest-scaling-home-")))
     started = time.perf_counter()
     report = ingest_directory(folder, tenant, reset=True, max_bytes=10**9)
     seconds = time.perf_counter() - started

@@ -56,12 +56,9 @@ def build_folder(corpus: Path, folder: Path) -> dict[str, str]:
 
 
 def fresh_store(root: Path, name: str) -> None:
-    from insurance_search import index
+    from private_store import use_private_store
 
-    os.environ["AGENT_HOME"] = str(root / name)
-    os.environ["AGENT_QDRANT_PATH"] = str(root / name / "qdrant")
-    os.environ.pop("AGENT_QDRANT_URL", None)
-    index.reset_caches()
+    use_private_store(root / name)
 
 
 def chunk_texts(folder: Path) -> list[str]:

@@ -28,6 +28,8 @@ import uuid
 from collections import defaultdict
 from pathlib import Path
 
+from private_store import use_private_store
+
 REPO = Path(__file__).resolve().parents[1]
 
 # (name, tenant, user, roles, turns): the conversations of tests/integration.
@@ -66,13 +68,7 @@ CONVERSATIONS = [
 
 
 def configure(home: Path) -> None:
-    os.environ["AGENT_HOME"] = str(home)
-    os.environ["AGENT_QDRANT_PATH"] = str(home / "qdrant")
-    os.environ.pop("AGENT_QDRANT_URL", None)
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    from insurance_agent.config import get_settings
-
-    get_settings.cache_clear()
+    use_private_store(home)
 
 
 def conversations() -> list[tuple[str, str, str, list[str], list[str]]]:

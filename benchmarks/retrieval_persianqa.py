@@ -42,6 +42,8 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from private_store import use_private_store
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO / ".." / "shared" / "bench" / "persianqa" / "pqa_test.json"
 DEFAULT_OUT = REPO / "benchmarks" / "results" / "retrieval_persianqa.json"
@@ -53,19 +55,8 @@ CUTOFFS = (1, 5, 10)
 # -- environment ----------------------------------------------------------------------------------
 def configure(home: Path, collection: str, late_model: str) -> None:
     """Point the library at a private embedded store; keep any tuning variables the caller set."""
-    os.environ["AGENT_HOME"] = str(home)
-    os.environ["AGENT_QDRANT_PATH"] = str(home / "qdrant")
-    os.environ.pop("AGENT_QDRANT_URL", None)
-    os.environ["AGENT_COLLECTION"] = collection
-    os.environ["AGENT_LATE_MODEL"] = late_model
-    os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ.setdefault("FASTEMBED_CACHE_PATH", str(home / "fastembed_cache"))
-    from insurance_agent.config import get_settings
-    from insurance_search import embeddings, index
-
-    get_settings.cache_clear()
-    index.reset_caches()
-    embeddings.clear_encoder_caches()
+    use_private_store(home, fresh_encoders=True, AGENT_COLLECTION=collection, AGENT_LATE_MODEL=late_model)
 
 
 def machine() -> dict:
