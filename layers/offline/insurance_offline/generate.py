@@ -43,6 +43,7 @@ import re
 from dataclasses import dataclass
 
 from insurance_offline.lexical import (
+    Concept,
     canonical,
     concept_weights,
     coverage,
@@ -64,6 +65,7 @@ from insurance_offline.question import (
     has_number,
     named_lines,
     privative_concepts,
+    QuestionShape,
     question_shape,
     question_concepts,
     specific_tier,
@@ -280,6 +282,113 @@ class _Candidate:
     share: float = 0.0
 
 
+@dataclass(frozen=True)
+class _Question:
+    """What a draft's question asks, read once: its concepts and what the evidence says of them."""
+
+    query: str
+    concepts: list[Concept]
+    weights: list[float]
+    #: per concept: whether some retrieved evidence names it (a follow-up: only its own words count)
+    present: list[bool]
+    #: what a quote must cover by itself: the whole question, or a follow-up's own words
+    own_concepts: list[Concept]
+    own_weights: list[float]
+    asked: QuestionShape
+    focus: tuple[Concept, ...]
+    lines: tuple[Concept, ...]
+    absent: tuple[Concept, ...]
+    quantity: bool
+    account: bool
+    #: canonical forms of the sentences a verify found unsupported: never quoted again
+    rejected: list[str]
+
+
+def _read_question(
+    request: GenerateRequest,
+    chunks: list[RetrievedChunk],
+    documents: list[frozenset[str]],
+    concepts: list[Concept],
+    weights: list[float],
+) -> _Question:
+    present = [any(concept.covered_by(terms) for terms in documents) for concept in concepts]
+    # A follow-up («برای صاحبان مشاغل آزاد چطور؟») is contextualized into the previous question
+    # plus its own words: what it newly asks about is in its own words, and the previous
+    # question's subject (which it replaces) must not be demanded of the quote.
+    said = text_terms(request.message)
+    fresh = [bool(concept.stems & said) for concept in concepts]
+    # What the quote must cover by itself: the whole question, or a follow-up's own words (the
+    # rest it inherits may come from the quote's context: heading, title).
+    own_concepts, own_weights = concepts, weights
+    if any(f and p for f, p in zip(fresh, present, strict=True)) and not all(fresh):
+        present = [f and p for f, p in zip(fresh, present, strict=True)]
+        kept = [i for i, f in enumerate(fresh) if f]
+        own_concepts, own_weights = [concepts[i] for i in kept], [weights[i] for i in kept]
+    return _Question(
+        query=request.query,
+        concepts=concepts,
+        weights=weights,
+        present=present,
+        own_concepts=own_concepts,
+        own_weights=own_weights,
+        asked=question_shape(request.query, concepts, frozenset(w for c in chunks for w in tokens(c.text))),
+        focus=focus_concepts(request.query, concepts),
+        lines=named_lines(request.query, concepts),
+        absent=privative_concepts(request.query, concepts),
+        quantity=bool(_QUANTITY.search(normalize(request.query))),
+        account=request.route == Intent.ACCOUNT,
+        rejected=[canonical(item) for item in request.feedback if canonical(item)],
+    )
+
+
+@dataclass(frozen=True)
+class _Document:
+    """One retrieved chunk as a source of quotes for the question: what its quotes must cover."""
+
+    chunk: RetrievedChunk
+    rank: int
+    title: frozenset[str]
+    topic: frozenset[str]
+    #: what the question names, the evidence speaks of and this document never does (question.py)
+    gaps: tuple[Concept, ...]
+    #: what this document does not already name, the quote itself must (question.py)
+    tier: tuple[Concept, ...]
+    #: an English question's specific notions, and the question's focus: all in the quote
+    needed: tuple[Concept, ...]
+    #: the line of insurance asked about, when the document does not name it (question.py)
+    line_open: bool
+    #: the question's concepts the title does not name (all when it names them all), with weights
+    floor_concepts: list[Concept]
+    floor_weights: list[float]
+
+
+def _read_document(
+    question: _Question, chunk: RetrievedChunk, rank: int, title: frozenset[str], spoken: frozenset[str]
+) -> _Document:
+    q = question
+    topic = title | text_terms(chunk.heading or "")
+    # What the document's title names (its subject: «حق بیمه», "supplementary health") the quote
+    # need not repeat; of the rest, the quote must cover enough by itself.
+    unnamed = [i for i, concept in enumerate(q.own_concepts) if not concept.covered_by(title)]
+    return _Document(
+        chunk=chunk,
+        rank=rank,
+        title=title,
+        topic=topic,
+        gaps=unnamed_by(q.concepts, q.present, spoken, q.query),
+        tier=specific_tier(q.concepts, q.weights, topic, q.present),
+        needed=q.focus + english_keys(q.concepts, topic),
+        line_open=bool(q.lines) and not any(line.covered_by(topic) for line in q.lines),
+        floor_concepts=[q.own_concepts[i] for i in unnamed] if unnamed else q.own_concepts,
+        floor_weights=[q.own_weights[i] for i in unnamed] if unnamed else q.own_weights,
+    )
+
+
+# The rank key of a candidate quote, best first: own policy record, support, shape, own coverage,
+# retrieval score, retrieval rank, position in its chunk; then the candidate itself.
+_Scored = tuple[bool, float, bool, float, float, int, int, _Candidate]
+
+
 ACCOUNT_PREFIX = "account:"
 
 # The fields of a policy record: what a question asks (matched on the normalised message) and how
@@ -422,36 +531,30 @@ class LocalGenerator:
         return GenerateResult(answer="", answered=False, confidence=round(min(max(confidence, 0.0), 1.0), 4))
 
     def _extract(self, request: GenerateRequest) -> GenerateResult:
+        """Quote the best units of the evidence: read the question, gather candidates, choose, compose."""
         chunks = list(request.chunks)
         documents = evidence_terms(chunks)
         concepts = question_concepts(request.query, documents)
         if not concepts or not chunks:
             return self._abstain()
-        rejected = [canonical(item) for item in request.feedback if canonical(item)]
-        quantity = bool(_QUANTITY.search(normalize(request.query)))
-        account = request.route == Intent.ACCOUNT
         weights = concept_weights(concepts, documents)
         if missing_key_concepts(concepts, documents):
             return self._abstain()  # e.g. asked about earthquakes, and no evidence mentions one
-        asked = question_shape(request.query, concepts, frozenset(w for c in chunks for w in tokens(c.text)))
-        present = [any(concept.covered_by(terms) for terms in documents) for concept in concepts]
-        focus = focus_concepts(request.query, concepts)
-        lines = named_lines(request.query, concepts)
-        absent = privative_concepts(request.query, concepts)
-        # A follow-up («برای صاحبان مشاغل آزاد چطور؟») is contextualized into the previous question
-        # plus its own words: what it newly asks about is in its own words, and the previous
-        # question's subject (which it replaces) must not be demanded of the quote.
-        said = text_terms(request.message)
-        fresh = [bool(concept.stems & said) for concept in concepts]
-        # What the quote must cover by itself: the whole question, or a follow-up's own words (the
-        # rest it inherits may come from the quote's context: heading, title).
-        own_concepts, own_weights = concepts, weights
-        if any(f and p for f, p in zip(fresh, present, strict=True)) and not all(fresh):
-            present = [f and p for f, p in zip(fresh, present, strict=True)]
-            kept = [i for i, f in enumerate(fresh) if f]
-            own_concepts, own_weights = [concepts[i] for i in kept], [weights[i] for i in kept]
+        question = _read_question(request, chunks, documents, concepts, weights)
+        scored, leads = self._candidates(question, chunks, documents)
+        chosen, best = self._choose(scored, leads, numeric=question.quantity or question.asked.needs_number)
+        if not chosen:
+            return self._abstain(best)
+        covered: set[str] = set()
+        for candidate in chosen:
+            covered |= candidate.context
+        return self._compose(chosen, question.focus, request.language, coverage(concepts, covered, weights))
 
-        scored: list[tuple[bool, float, bool, float, float, int, int, _Candidate]] = []
+    def _candidates(
+        self, question: _Question, chunks: list[RetrievedChunk], documents: list[frozenset[str]]
+    ) -> tuple[list[_Scored], dict[str, float]]:
+        """Every unit that may answer, with its rank key; and each list's introducing sentence with its share."""
+        scored: list[_Scored] = []
         seen: set[str] = set()
         # The sentences introducing a list («وظایف هیأت نظارت به شرح زیر است:»), with how much of the
         # question each covers by its own words.
@@ -459,7 +562,7 @@ class LocalGenerator:
         titles = [text_terms(metadata_text(chunk)) for chunk in chunks]
         # When the question names what some retrieved document is about, an answer from a document
         # about something else is a distractor: only documents whose metadata it names may answer.
-        named = [any(concept.covered_by(terms) for concept in concepts) for terms in titles]
+        named = [any(concept.covered_by(terms) for concept in question.concepts) for terms in titles]
         # What each document says across its retrieved passages (with its title and headings).
         spoken: dict[str, frozenset[str]] = {}
         for chunk, terms in zip(chunks, documents, strict=True):
@@ -467,92 +570,89 @@ class LocalGenerator:
         for rank, chunk in enumerate(chunks):
             if any(named) and not named[rank]:
                 continue
-            # What the question names, the evidence speaks of and this document never does (question.py).
-            gaps = unnamed_by(concepts, present, spoken[chunk.file_id], request.query)
-            title = titles[rank]
-            topic = title | text_terms(chunk.heading or "")
-            # What this document does not already name, the quote itself must (question.py).
-            tier = specific_tier(concepts, weights, topic, present)
-            # An English question's specific notions must all be in the quote (question.py).
-            needed = focus + english_keys(concepts, topic)
-            # The line of insurance asked about, when the document does not name it (question.py).
-            line_open = bool(lines) and not any(line.covered_by(topic) for line in lines)
-            # What the document's title names (its subject: «حق بیمه», "supplementary health") the
-            # quote need not repeat; of the rest, the quote must cover enough by itself.
-            unnamed = [i for i, concept in enumerate(own_concepts) if not concept.covered_by(title)]
-            floor_concepts = [own_concepts[i] for i in unnamed] if unnamed else own_concepts
-            floor_weights = [own_weights[i] for i in unnamed] if unnamed else own_weights
+            document = _read_document(question, chunk, rank, titles[rank], spoken[chunk.file_id])
             units = evidence_units(chunk)
             for index, unit in enumerate(units):
                 if unit.lead:
                     # the introducing sentence itself, not what its line says before it
                     introducing = (split_sentences(unit.lead) or [unit.lead])[-1]
                     lead_key = canonical(unit.lead)
-                    lead_share = coverage(floor_concepts, text_terms(introducing), floor_weights)
+                    lead_share = coverage(document.floor_concepts, text_terms(introducing), document.floor_weights)
                     leads[lead_key] = max(leads.get(lead_key, 0.0), lead_share)
                 key = canonical(unit.text)
                 if not key or key in seen or len(tokens(unit.text)) < self.min_words:
                     continue
                 seen.add(key)
-                if any(key in item or item in key for item in rejected):
+                if any(key in item or item in key for item in question.rejected):
                     continue
-                own = text_terms(unit.text)
-                if own and all(any(term in concept.stems for concept in concepts) for term in own):
-                    continue  # it only repeats the question
-                if not fits(asked, unit.text, unit.context, topic):
-                    continue  # not the kind of sentence that answers this question (question.py)
-                if unit.text.rstrip().endswith((":", "：")):
-                    continue  # «… به شرح زیر است:» introduces the answer, it is not one
-                # «چه مدارکی …؟» and a list introduced by «… مدارک زیر:»: the introducing sentence
-                # names what was asked, so its items are the answer and it frames each of them.
-                # A labelled item («ب- موتورسیکلت: سه درصد …») under «حق بیمه … به شرح زیر:» is a row
-                # of a table written as a list: its introducing sentence is its header.
-                listed = bool(unit.lead) and (
-                    (bool(focus) and all(c.covered_by(text_terms(unit.lead)) for c in focus))
-                    or bool(_LABELLED.match(unit.text))
-                )
-                carried = quote_terms(unit, lead=listed)
-                with_lead = quote_terms(unit, lead=True)
-                if absent and not all(c.covered_by(with_lead) for c in absent):
-                    continue  # «تخفیف عدم خسارت» asked, and a sentence on discounts (question.py)
-                if line_open and not any(line.covered_by(with_lead) for line in lines):
-                    continue  # «بیمه درمان» asked, and a sentence on vehicle premiums (question.py)
-                if focus and not all(c.covered_by(quote_terms(unit, lead=True, referred=False)) for c in focus):
-                    continue  # «چه مدارکی؟» and a sentence that only mentions «مدارک لازم» (question.py)
-                beside = carried | neighbour_terms(units, index)
-                # A quote that by itself covers most of the question need not also name its rarest
-                # notion: that is often the customer's circumstance («دکتر», «جاده») or a plain word
-                # the document says otherwise («نتیجه» for «نظر … اعم از قبول یا رد»).
-                share = coverage(floor_concepts, carried, floor_weights)
-                broad = share >= self.broad_support
-                if gaps and not broad:
-                    continue  # the question names a case this document never speaks of (question.py)
-                if not carries(carried, needed, () if broad else tier, with_lead, beside):
-                    continue  # the right topic, but not what is asked: a confident wrong answer
-                local = own | text_terms(unit.context)
-                if coverage(concepts, local, weights) == 0.0:
-                    continue  # the document title alone cannot make a sentence relevant
-                before = ""
-                if share < self.min_support:
-                    # The quote (with the sentence introducing it) must itself cover enough of the
-                    # question: a heading or a title that shares the question's words does not make
-                    # a sentence under it an answer. A sentence naming its subject as «این ودیعه»
-                    # may cover it with the sentence it points back to, and is quoted with it.
-                    prior = antecedent(units, index)
-                    if prior is None or coverage(floor_concepts, carried | text_terms(prior.text), floor_weights) < (
-                        self.min_support
-                    ):
-                        continue
-                    before = prior.text
-                    local |= text_terms(before)
-                support = coverage(concepts, local | title, weights)
-                own_cover = coverage(concepts, carried, weights)
-                # answer shape: a quantity for "how much" questions; never a dangling "as follows:"
-                shape = (not quantity or has_number(unit.text)) and not unit.text.endswith(":")
-                candidate = _Candidate(chunk, unit, own, local | title, before, share)
-                # an account question is about the user's own policy records first
-                own_policy = account and is_account_evidence(chunk) and support >= self.min_support
-                scored.append((own_policy, support, shape, own_cover, chunk.score, -rank, -unit.position, candidate))
+                item = self._admit(question, document, units, index)
+                if item is not None:
+                    scored.append(item)
+        return scored, leads
+
+    def _admit(self, question: _Question, document: _Document, units: list[Unit], index: int) -> _Scored | None:
+        """The rank key of one unit as a quote, or None when it is not an answer to the question."""
+        unit, q, doc = units[index], question, document
+        own = text_terms(unit.text)
+        if own and all(any(term in concept.stems for concept in q.concepts) for term in own):
+            return None  # it only repeats the question
+        if not fits(q.asked, unit.text, unit.context, doc.topic):
+            return None  # not the kind of sentence that answers this question (question.py)
+        if unit.text.rstrip().endswith((":", "：")):
+            return None  # «… به شرح زیر است:» introduces the answer, it is not one
+        # «چه مدارکی …؟» and a list introduced by «… مدارک زیر:»: the introducing sentence
+        # names what was asked, so its items are the answer and it frames each of them.
+        # A labelled item («ب- موتورسیکلت: سه درصد …») under «حق بیمه … به شرح زیر:» is a row
+        # of a table written as a list: its introducing sentence is its header.
+        listed = bool(unit.lead) and (
+            (bool(q.focus) and all(c.covered_by(text_terms(unit.lead)) for c in q.focus))
+            or bool(_LABELLED.match(unit.text))
+        )
+        carried = quote_terms(unit, lead=listed)
+        with_lead = quote_terms(unit, lead=True)
+        if q.absent and not all(c.covered_by(with_lead) for c in q.absent):
+            return None  # «تخفیف عدم خسارت» asked, and a sentence on discounts (question.py)
+        if doc.line_open and not any(line.covered_by(with_lead) for line in q.lines):
+            return None  # «بیمه درمان» asked, and a sentence on vehicle premiums (question.py)
+        if q.focus and not all(c.covered_by(quote_terms(unit, lead=True, referred=False)) for c in q.focus):
+            return None  # «چه مدارکی؟» and a sentence that only mentions «مدارک لازم» (question.py)
+        beside = carried | neighbour_terms(units, index)
+        # A quote that by itself covers most of the question need not also name its rarest
+        # notion: that is often the customer's circumstance («دکتر», «جاده») or a plain word
+        # the document says otherwise («نتیجه» for «نظر … اعم از قبول یا رد»).
+        share = coverage(doc.floor_concepts, carried, doc.floor_weights)
+        broad = share >= self.broad_support
+        if doc.gaps and not broad:
+            return None  # the question names a case this document never speaks of (question.py)
+        if not carries(carried, doc.needed, () if broad else doc.tier, with_lead, beside):
+            return None  # the right topic, but not what is asked: a confident wrong answer
+        local = own | text_terms(unit.context)
+        if coverage(q.concepts, local, q.weights) == 0.0:
+            return None  # the document title alone cannot make a sentence relevant
+        before = ""
+        if share < self.min_support:
+            # The quote (with the sentence introducing it) must itself cover enough of the
+            # question: a heading or a title that shares the question's words does not make
+            # a sentence under it an answer. A sentence naming its subject as «این ودیعه»
+            # may cover it with the sentence it points back to, and is quoted with it.
+            prior = antecedent(units, index)
+            if prior is None or coverage(doc.floor_concepts, carried | text_terms(prior.text), doc.floor_weights) < (
+                self.min_support
+            ):
+                return None
+            before = prior.text
+            local |= text_terms(before)
+        support = coverage(q.concepts, local | doc.title, q.weights)
+        own_cover = coverage(q.concepts, carried, q.weights)
+        # answer shape: a quantity for "how much" questions; never a dangling "as follows:"
+        shape = (not q.quantity or has_number(unit.text)) and not unit.text.endswith(":")
+        candidate = _Candidate(doc.chunk, unit, own, local | doc.title, before, share)
+        # an account question is about the user's own policy records first
+        own_policy = q.account and is_account_evidence(doc.chunk) and support >= self.min_support
+        return (own_policy, support, shape, own_cover, doc.chunk.score, -doc.rank, -unit.position, candidate)
+
+    def _choose(self, scored: list[_Scored], leads: dict[str, float], numeric: bool) -> tuple[list[_Candidate], float]:
+        """The quotes to give, best first, and the best support; no quotes when none supports enough."""
         if scored:
             # A list whose introducing sentence names what is asked as well as the best quote does is
             # the answer: a sentence elsewhere that shares the words (what happens when the board's
@@ -563,25 +663,25 @@ class LocalGenerator:
             if answering:
                 scored = [item for item in scored if canonical(item[-1].unit.lead) in answering]
         if not scored:
-            return self._abstain()
+            return [], 0.0
         scored.sort(key=lambda item: item[:7], reverse=True)
         best = max(item[1] for item in scored)
         if best < self.min_support:
-            return self._abstain(best)
-
+            return [], best
         floor = max(self.min_support, self.relative_floor * best)
         chosen = [item[-1] for item in scored if item[1] >= floor][: self.max_quotes]
-        if quantity or asked.needs_number:
+        if numeric:
             # One figure asked, and another document's sentence with a figure of its own: that is
             # another case's number (the fund's deadline after the licence's), a second answer to
             # choose from, not more of this one.
             first = chosen[0].chunk.file_id
             chosen = [c for c in chosen if c.chunk.file_id == first or not has_number(c.unit.text)]
-        covered: set[str] = set()
-        for candidate in chosen:
-            covered |= candidate.context
-        confidence = coverage(concepts, covered, weights)
+        return chosen, best
 
+    def _compose(
+        self, chosen: list[_Candidate], focus: list[Concept], language: str, confidence: float
+    ) -> GenerateResult:
+        """The chosen quotes as cited claims."""
         # A table's header row is context, never a quote of its own. The first quote from a
         # document names it (briefly); further quotes from the same document do not repeat it.
         claims: list[Claim] = []
@@ -594,10 +694,10 @@ class LocalGenerator:
             if lead and focus and all(c.covered_by(text_terms(lead)) for c in focus) and lead not in introduced:
                 # a list item answering «چه مدارکی؟» is shown under the sentence that introduces it
                 introduced.add(lead)
-                claims.append(self._claim(candidate.chunk, lead, request.language, framed=framed))
+                claims.append(self._claim(candidate.chunk, lead, language, framed=framed))
                 framed = False
             quote = f"{candidate.before} {candidate.unit.text}".strip()
-            claims.append(self._claim(candidate.chunk, quote, request.language, framed=framed))
+            claims.append(self._claim(candidate.chunk, quote, language, framed=framed))
         citations = list(dict.fromkeys(cid for claim in claims for cid in claim.chunk_ids))
         return GenerateResult(
             answer="\n".join(claim.text for claim in claims),
