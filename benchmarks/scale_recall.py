@@ -204,9 +204,9 @@ def rerank(asked, halves: dict[str, str]) -> tuple[dict[str, float], dict[str, f
     from insurance_agent.config import get_settings
     from insurance_agent.models.chunks import ChunkPayload
     from insurance_search.chunking import embedding_text, encoder_text
-    from insurance_search.embeddings import SENTENCE_LATE_MODEL, _late
+    from insurance_search.embeddings import SentenceLateEncoder
 
-    late = _late(SENTENCE_LATE_MODEL, None, None)
+    late = SentenceLateEncoder(model_file=None, dim=None)
     depth = max(get_settings().retrieval.prefetch_limit, K)
     found, reachable, sentence_vectors = {}, {}, {}
     for qid, question, gold, _ in asked:
@@ -385,7 +385,14 @@ def main(argv: list[str] | None = None) -> int:
     corpus = args.data / "corpus"
     home = args.home or Path(tempfile.mkdtemp(prefix="scale-recall-"))
     built = _tenant_chunks(home)
-    configure(home if built < args.chunks else Path(tempfile.mkdtemp(prefix="scale-recall-bare-")))
+    if 0 < built < args.chunks:
+        # An interrupted build: its distractors would count as the bare corpus, and re-ingesting them adds none.
+        print(
+            f"{home} holds a {built}-chunk tenant, fewer than --chunks {args.chunks}: remove it to build anew",
+            file=sys.stderr,
+        )
+        return 2
+    configure(home if not built else Path(tempfile.mkdtemp(prefix="scale-recall-bare-")))
     from insurance_search.ingest import ingest_directory, ingest_documents
 
     started = time.perf_counter()
@@ -398,7 +405,7 @@ def main(argv: list[str] | None = None) -> int:
     recall_bare, times_bare, files_bare = ask(asked)
     extra_bare = _variants(args, asked, halves)
 
-    if built >= args.chunks:
+    if built:
         configure(home)
         total = built
         print(f"distractors: reusing the {built}-chunk tenant in {home}", flush=True)
