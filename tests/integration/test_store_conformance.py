@@ -259,3 +259,44 @@ def test_a_read_only_store_opens_from_a_copy(tmp_path, monkeypatch):
         assert search("deductible", tenant_id="globex", roles=["user"]) == expected and expected
         index.reset_caches()
         assert {p: p.stat().st_mtime_ns for p in baked} == baked
+
+
+@pytest.mark.parametrize("flt", [
+    models.Filter(must=[models.FieldCondition(key="tenant_id", is_empty=True)]),
+    models.Filter(must=[models.FieldCondition(key="loc", geo_radius=models.GeoRadius(
+        center=models.GeoPoint(lon=0, lat=0), radius=1.0))]),
+    models.Filter(min_should=models.MinShould(conditions=[
+        models.FieldCondition(key="domain", match=models.MatchValue(value="auto"))], min_count=1)),
+    models.Filter(must=[models.FieldCondition(key="text", match=models.MatchText(text="claim"))]),
+    models.Filter(must=[models.IsNullCondition(is_null=models.PayloadField(key="domain"))]),
+])
+def test_a_filter_edge_cannot_translate_is_refused_not_dropped(tmp_path, flt):
+    """Dropping a condition would widen what a caller reads: an unknown shape fails instead."""
+    with pytest.MonkeyPatch.context() as mp:
+        _use(mp, "edge", tmp_path)
+        index.ensure_collection()
+        client = index.get_client()
+        with pytest.raises(TypeError, match="unsupported"):
+            client.count(COLLECTION, count_filter=flt, exact=True)
+        with pytest.raises(TypeError, match="unsupported"):
+            client.query_points(COLLECTION, query=[0.1] * DIM, using="dense", query_filter=flt, limit=3)
+        index.reset_caches()
+
+
+def test_a_second_process_gets_a_typed_busy_error(tmp_path):
+    import subprocess
+    import sys
+
+    from insurance_agent.errors import StoreBusyError
+    from insurance_search.edge import EdgeClient
+
+    holder = EdgeClient(tmp_path)
+    try:
+        done = subprocess.run([sys.executable, "-c", "import sys; from insurance_search.edge import EdgeClient\n"
+                               "try:\n    EdgeClient(sys.argv[1])\nexcept Exception as e:\n"
+                               "    print(type(e).__name__, e)", str(tmp_path)], capture_output=True, text=True)
+        assert done.stdout.startswith("StoreBusyError the chunk store") and "another process" in done.stdout
+        assert issubclass(StoreBusyError, RuntimeError)
+    finally:
+        holder.close()
+    EdgeClient(tmp_path).close()  # released: the next process opens it
