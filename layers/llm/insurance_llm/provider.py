@@ -9,7 +9,7 @@ language, the clarifying options, calculator results, support ratios. The servic
 OpenAI-compatible server): the same prompts and schemas reach every model.
 
 Refusals: a generate that the model refuses (or answers empty) is answered=False, which escalates;
-any other role without an answer raises ModelOutputError (the ASL turns it into a system_error
+any other role without an answer raises ModelOutputError (the ASL turns it into a model_output
 hand-off). A small-talk reply falls back to a fixed sentence rather than an empty message.
 """
 
