@@ -116,6 +116,19 @@ def _overrides(args: argparse.Namespace) -> dict[str, str]:
         raise CliError(str(error)) from None
 
 
+def _check_model_settings(args: argparse.Namespace) -> None:
+    """Before any turn: refuse a model provider that cannot run one, naming what to set (agent_local/preflight.py)."""
+    from agent_local.preflight import model_settings_problem
+    from agent_local.service import running_service
+
+    home = _home(args)
+    if args.command != "eval" and running_service(home) is not None:
+        return  # the turns run on that stack, with the parameters it was checked with when it started
+    problem = model_settings_problem(home, _overrides(args))
+    if problem:
+        raise CliError(problem)
+
+
 # -- where the work runs: in this process, or in the process that serves $AGENT_HOME --------------
 class Backend:
     """Runs turns and operations either in-process (owning $AGENT_HOME) or through the running service."""
@@ -263,6 +276,7 @@ def cmd_converse(args: argparse.Namespace) -> int:
         scripts = _load_scripts(args.script)
     except (OSError, json.JSONDecodeError, ValidationError) as error:
         return _fail(f"bad conversation script {args.script}: {str(error).splitlines()[0]}")
+    _check_model_settings(args)
     from agent_local.stack import StackError
 
     # --new-threads: the script's threads are new on every run, so a replay gives the same replies.
@@ -332,6 +346,7 @@ def _warn_unknown_tenant(backend: Backend, tenant: str) -> None:
 
 def cmd_chat(args: argparse.Namespace) -> int:
     roles = _roles(args.roles)
+    _check_model_settings(args)
     from rich.console import Console
 
     from agent_local.stack import StackError
@@ -410,6 +425,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     already = running_service(home)
     if already is not None:
         return _fail(f"{home} is already served by {already.describe()}; other commands use it as it is", 1)
+    _check_model_settings(args)
     with _progress("starting the local stack ..."):
         backend_cm = _open(args, "agent serve", stack=True, port=args.port)
         backend = backend_cm.__enter__()
@@ -473,6 +489,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return _fail(f"bad question file: {error}")
     if not questions.items:
         return _fail(f"no item of {args.questions} is in the {args.half.upper()} half")
+    _check_model_settings(args)
     overrides = _overrides(args)
     try:
         with console.progress(questions.turn_count) as shown:

@@ -263,11 +263,24 @@ class LocalStack:
         return resolve(self.template, self.parameters, value)
 
     def _set_environment(self) -> None:
-        """Give the in-process handlers the environment the template gives the functions.
+        """Give the in-process handlers the environment the template gives the functions."""
+        env = self.function_environment() | {"AWS_ENDPOINT_URL": self.endpoint, "MOTO_PORT": str(self.port)}
+        os.environ.update(env)
+        _set_by_stack.update(env)
+        from insurance_agent.config import get_settings
+
+        get_settings.cache_clear()
+        from insurance_agent.store import dynamo
+
+        dynamo.resource.cache_clear()
+
+    def function_environment(self) -> dict[str, str]:
+        """The variables this stack sets for the handlers (all but its endpoint and port), before it starts.
 
         Precedence, highest first: a `--parameter-overrides` value; a variable already set in the
         environment (the documented settings: AGENT_QDRANT_URL, AGENT_TOPIC_SCOPE, ...); the template's
-        value from its parameter defaults. Variables in STACK_OWNED are always the stack's.
+        value from its parameter defaults. Variables in STACK_OWNED are always the stack's. A variable
+        left out is the environment's own.
         """
         self.table_names = {
             name: f"agent-{self.parameters['Stage']}-{name.removesuffix('Table').lower()}"
@@ -291,26 +304,16 @@ class LocalStack:
             if key not in STACK_OWNED and not parameters & self.overrides.keys() and self._user_setting(key):
                 continue
             env[key] = value
-        env |= {
+        return env | {
             "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing",
             "AWS_DEFAULT_REGION": REGION,
             "AWS_REGION": REGION,
-            "AWS_ENDPOINT_URL": self.endpoint,
-            "MOTO_PORT": str(self.port),
             "AGENT_HOME": str(self.home),
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_METRICS_DISABLED": "true",
             "POWERTOOLS_DEV": "false",
         }
-        os.environ.update(env)
-        _set_by_stack.update(env)
-        from insurance_agent.config import get_settings
-
-        get_settings.cache_clear()
-        from insurance_agent.store import dynamo
-
-        dynamo.resource.cache_clear()
 
     @staticmethod
     def _user_setting(key: str) -> bool:

@@ -84,12 +84,14 @@ def test_malformed_tool_output_gets_one_corrective_turn(conversation, bedrock):
     assert reply["trace"]["model_invocations"] == reply["trace"]["llm_calls"] + 1
 
 
-def test_malformed_tool_output_twice_escalates_without_a_state_machine_retry(conversation, bedrock):
+def test_malformed_tool_output_twice_escalates_as_model_output_without_a_state_machine_retry(conversation, bedrock):
     bedrock.script("TriageDecision", BAD_TRIAGE, BAD_TRIAGE)
     chat = conversation()
     reply = chat.say(KNOWLEDGE)
-    assert reply["status"] == "escalate" and reply["reason"] == "system_error" and reply["message"] == SYSTEM_ERROR_FA
+    # Its own reason (the model's doing, with its own alarm); the user reads the same fixed message.
+    assert reply["status"] == "escalate" and reply["reason"] == "model_output" and reply["message"] == SYSTEM_ERROR_FA
     assert bedrock.count("TriageDecision") == 2 and _failed_lambda_attempts(chat) == 1  # ModelOutputError: final
+    assert "SetModelOutput" in states_entered(chat.stack, chat.responses[-1])
     assert "weather" not in json.dumps(reply)
     assert assert_thread_consistent(chat.thread_id).status == "handed_off"
 

@@ -18,7 +18,7 @@ import pytest
 from agent_local.openai_endpoint import Fault, OpenAIEndpoint
 from insurance_agent.models.turn import EscalationReason
 from insurance_agent.nodes import messages
-from probes import assert_thread_consistent, turn_parts
+from probes import assert_thread_consistent, states_entered, turn_parts
 
 pytestmark = pytest.mark.stack
 
@@ -132,6 +132,29 @@ def test_a_server_failing_every_request_hands_the_turn_over(conversation, openai
     history = chat.stack.history(chat.responses[-1]["executionArn"])
     assert sum(e["type"] == "LambdaFunctionFailed" for e in history) == ASL_ATTEMPTS
     _row(f"{kind} throughout", openai_server, reply, seconds)
+
+
+@pytest.mark.parametrize(("tool", "path"), [
+    ("TriageDecision", ["LoadMemory", "Escalate"]),
+    ("ClaimCheck", ["LoadMemory", "Triage", "Contextualize", "Retrieve", "Grade", "Generate", "Escalate"]),
+])
+def test_output_that_fails_its_schema_after_the_correction_is_handed_over_as_model_output(
+        conversation, openai_server, tool, path):
+    openai_server.state.add_fault(tool, Fault("schema", 99))
+    chat, reply, seconds = _say(conversation)
+    assert reply["status"] == "escalate" and reply["reason"] == "model_output", reply
+    assert reply["message"] == SYSTEM_ERROR_FA and reply["trace"]["path"] == path
+    assert tool not in json.dumps(reply, ensure_ascii=False)
+    # The answer and the one correction, then ModelOutputError: final, never retried by the ASL.
+    calls = _calls(openai_server)
+    assert [c["fault"] for c in calls if c["tool"] == tool] == ["schema", "schema"]
+    history = chat.stack.history(chat.responses[-1]["executionArn"])
+    (failed,) = [e for e in history if e["type"] == "LambdaFunctionFailed"]
+    assert failed["lambdaFunctionFailedEventDetails"]["error"] == "ModelOutputError"
+    assert "SetModelOutput" in states_entered(chat.stack, chat.responses[-1])
+    record = assert_thread_consistent(chat.thread_id)
+    assert record.status == "handed_off" and record.handed_off_reason == "model_output"
+    _row(f"schema violated throughout ({tool})", openai_server, reply, seconds)
 
 
 @pytest.mark.parametrize("kind", FAULTS_THROUGHOUT)

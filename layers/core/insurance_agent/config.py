@@ -6,9 +6,10 @@ Names match the environment set by template.yaml; defaults are the embedded, off
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -44,23 +45,91 @@ class RetrievalSettings(BaseModel):
     context_window: int = 1
 
 
+def _setting(default: object, variable: str, parameter: str | None = None, **constraints: Any) -> Any:
+    """A field read from environment `variable`; `parameter` is the template.yaml parameter that sets it
+    (when one parameter does for every provider). The one place each name is written."""
+    extra = {"env": variable} | ({"parameter": parameter} if parameter else {})
+    return Field(default=default, json_schema_extra=extra, **constraints)
+
+
 class ModelSettings(BaseModel):
-    provider: str = "local"
-    small_model_id: str = ""
-    main_model_id: str = ""
-    bedrock_region: str | None = None
-    timeout_seconds: float = 20.0
-    connect_timeout_seconds: float = 5.0
-    max_attempts: int = Field(default=3, ge=1)
-    max_output_tokens: int = 1024
+    provider: str = _setting("local", "MODEL_PROVIDER", "ModelProvider")
+    # The small model (triage, contextualize, grade, verify) and the main one (clarify, generate); each
+    # provider's template parameters set them (roles/base.py: ModelProvider.check_settings).
+    small_model_id: str = _setting("", "SMALL_MODEL_ID")
+    main_model_id: str = _setting("", "MAIN_MODEL_ID")
+    bedrock_region: str | None = _setting(None, "BEDROCK_REGION")
+    timeout_seconds: float = _setting(20.0, "MODEL_TIMEOUT_SECONDS", "ModelTimeoutSeconds")
+    connect_timeout_seconds: float = _setting(5.0, "MODEL_CONNECT_TIMEOUT_SECONDS")
+    max_attempts: int = _setting(3, "MODEL_MAX_ATTEMPTS", "ModelMaxAttempts", ge=1)
+    max_output_tokens: int = _setting(1024, "MODEL_MAX_OUTPUT_TOKENS")
     # A Bedrock Guardrail applied to every call (GuardrailId / GuardrailVersion); None for none.
-    guardrail_id: str | None = None
-    guardrail_version: str = "1"
+    guardrail_id: str | None = _setting(None, "BEDROCK_GUARDRAIL_ID", "GuardrailId")
+    guardrail_version: str = _setting("1", "BEDROCK_GUARDRAIL_VERSION", "GuardrailVersion")
     # An OpenAI-compatible server (ModelProvider=openai): its base URL (the OpenAI SDK's own
     # OPENAI_BASE_URL) and how it is asked for structured output: "json_schema" (response_format, as
     # vLLM and OpenAI take it) or "function_calling" (a forced tool call, as llama.cpp's server honours).
-    openai_base_url: str | None = None
-    openai_structured_output: Literal["json_schema", "function_calling"] = "json_schema"
+    openai_base_url: str | None = _setting(None, "OPENAI_BASE_URL", "OpenAIBaseUrl")
+    openai_structured_output: Literal["json_schema", "function_calling"] = _setting(
+        "json_schema", "OPENAI_STRUCTURED_OUTPUT", "OpenAIStructuredOutput")
+
+
+def variable(field: str) -> str:
+    """The environment variable of a ModelSettings field."""
+    return ModelSettings.model_fields[field].json_schema_extra["env"]
+
+
+def parameter(field: str) -> str | None:
+    """The template parameter of a ModelSettings field, when one parameter sets it for every provider."""
+    return ModelSettings.model_fields[field].json_schema_extra.get("parameter")
+
+
+class SettingProblem(BaseModel):
+    """A model setting that keeps the configured provider from running a turn, and how to set it."""
+
+    field: str  # of ModelSettings
+    problem: str  # "is not set", "is not an http(s) URL"
+    purpose: str  # what the setting is for
+    parameter: str | None = None  # the template parameter that sets it (default: the field's own)
+
+    @property
+    def variable(self) -> str:
+        return variable(self.field)
+
+    @property
+    def template_parameter(self) -> str | None:
+        return self.parameter or parameter(self.field)
+
+    def __str__(self) -> str:
+        if self.template_parameter:
+            how = f"set the template parameter {self.template_parameter} (or the environment variable {self.variable})"
+        else:
+            how = f"set the environment variable {self.variable}"
+        return f"{self.variable} {self.problem}: {self.purpose}; {how}"
+
+
+def model_settings(environ: Mapping[str, str] | None = None) -> ModelSettings:
+    """ModelSettings from `environ` (default: the process environment); an empty variable is unset.
+
+    ConfigurationError names the variable of each malformed value."""
+    from pydantic import ValidationError
+
+    from insurance_agent.errors import ConfigurationError
+
+    environ = os.environ if environ is None else environ
+    values = {name: environ[variable(name)] for name in ModelSettings.model_fields
+              if environ.get(variable(name)) not in (None, "")}
+    try:
+        return ModelSettings(**values)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            name = str(error["loc"][0]) if error["loc"] else ""
+            shown = f"{variable(name)}={values.get(name)!r}" if name in values else (name or "model settings")
+            if name in values and parameter(name):
+                shown += f" (template parameter {parameter(name)})"
+            problems.append(f"{shown}: {error['msg']}")
+        raise ConfigurationError(f"invalid configuration: {'; '.join(problems)}") from exc
 
 
 class PolicySettings(BaseModel):
@@ -156,20 +225,7 @@ def _from_environment() -> Settings:
             score_threshold=float(_env("AGENT_SCORE_THRESHOLD")) if _env("AGENT_SCORE_THRESHOLD") else None,
             context_window=_int("AGENT_CONTEXT_WINDOW", 1),
         ),
-        models=ModelSettings(
-            provider=_env("MODEL_PROVIDER", "local"),
-            small_model_id=_env("SMALL_MODEL_ID", ""),
-            main_model_id=_env("MAIN_MODEL_ID", ""),
-            bedrock_region=_env("BEDROCK_REGION"),
-            guardrail_id=_env("BEDROCK_GUARDRAIL_ID") or None,
-            guardrail_version=_env("BEDROCK_GUARDRAIL_VERSION", "1") or "1",
-            openai_base_url=_env("OPENAI_BASE_URL") or None,
-            openai_structured_output=_env("OPENAI_STRUCTURED_OUTPUT", "json_schema") or "json_schema",
-            timeout_seconds=_float("MODEL_TIMEOUT_SECONDS", 20.0),
-            connect_timeout_seconds=_float("MODEL_CONNECT_TIMEOUT_SECONDS", 5.0),
-            max_attempts=_int("MODEL_MAX_ATTEMPTS", 3),
-            max_output_tokens=_int("MODEL_MAX_OUTPUT_TOKENS", 1024),
-        ),
+        models=model_settings(),
         policy=PolicySettings(
             verify_min_support=_float("VERIFY_MIN_SUPPORT", 1.0),
             grade_decisive_margin=_float("GRADE_DECISIVE_MARGIN", 0.15),

@@ -60,6 +60,8 @@ class ModelRefusedError(AgentError):
 
 
 class ModelOutputError(AgentError):
-    """A model returned output that does not fit its schema after the allowed attempts."""
+    """A model returned output that does not fit its schema after the allowed attempts (or no structured
+    answer where one is required). Not retried: the ASL catches it on every model node and hands the
+    turn to a person with the reason model_output, which has its own alarm."""
 
     code = "model_output"

@@ -11,6 +11,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from insurance_agent import deadline, invocations
+from insurance_agent.errors import ConfigurationError
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import ID_PATTERN
 from insurance_agent.observability import emit, logger, metrics, tracer
@@ -24,13 +25,23 @@ _REPLY_NODES = frozenset({"LoadMemory", "WriteMemory", "Escalate"})
 
 
 def node_handler(
-    name: str, run: NodeRun, *, raw_input: bool = False
+    name: str, run: NodeRun, *, raw_input: bool = False, cold_start: Callable[[], None] | None = None
 ) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
     """Build the Lambda handler of node `name` (the ASL state name, recorded in the trace path).
 
     `raw_input`: the event is the execution input as the backend sent it (the graph's first state),
     not an execution state; it may be anything JSON can hold.
+
+    `cold_start`: a check of the function's configuration, run here, at import (Lambda's Init), e.g.
+    the model provider's settings (roles/base.check_model_settings). A ConfigurationError is logged
+    at Init, where an operator looks after a deploy; then every invocation fails at once with it,
+    before any work. The ASL catches it like any node failure (RecordSystemError), and Escalate hands
+    the turn over as `system_error` with its fixed message and publishes the ConfigurationError metric
+    that an alarm watches. Raising at Init would reach the ASL the same way, but the runtime exits
+    after reporting an Init error, so Lambda would start a new environment and repeat the whole Init
+    (seconds on a model node) for every invocation of every turn.
     """
+    misconfigured = _cold_start_check(name, cold_start)
 
     @metrics.log_metrics
     @tracer.capture_lambda_handler(capture_response=False)
@@ -42,6 +53,8 @@ def node_handler(
             _warm.add(name)
             emit("ColdStart", Node=name)
         try:
+            if misconfigured is not None:
+                raise ConfigurationError(misconfigured)
             return _run(event)
         except Exception as error:
             # The ASL retries or catches it; this record is where the type and traceback are kept.
@@ -83,6 +96,19 @@ def node_handler(
         return result.dump() | ({"execution": {"id": execution}} if execution else {})
 
     return entry
+
+
+def _cold_start_check(name: str, check: Callable[[], None] | None) -> str | None:
+    """Run a function's configuration check at Init; the problem, logged, or None."""
+    if check is None:
+        return None
+    try:
+        check()
+    except ConfigurationError as error:
+        logger.error(f"ConfigurationError: {error}",
+                     extra={"node": name, "error_type": "ConfigurationError", "phase": "init"})
+        return str(error)
+    return None
 
 
 def _record_outcome(state: TurnState) -> None:

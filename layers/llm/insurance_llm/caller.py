@@ -7,7 +7,7 @@ What every language-model service gets (insurance_llm/bedrock/client.py, insuran
   invocation has time for another one; then TransientError, which the ASL retries in a fresh
   invocation. Other errors propagate unchanged.
 - Output that does not fit the schema gets one corrective turn (the validation error is sent back);
-  a second failure is ModelOutputError.
+  a second failure is ModelOutputError, which the ASL hands to a person as `model_output`.
 - A refusal by the service itself (a guardrail, a content filter) raises ModelRefusedError: the ASL
   hands such a turn to a person (restricted_intent), it is not a fault.
 - Any other answer without the structured output (empty, or prose) returns None: the role decides

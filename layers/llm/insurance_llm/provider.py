@@ -9,16 +9,16 @@ language, the clarifying options, calculator results, support ratios. The servic
 OpenAI-compatible server): the same prompts and schemas reach every model.
 
 Refusals: a generate that the model refuses (or answers empty) is answered=False, which escalates;
-any other role without an answer raises ModelOutputError (the ASL turns it into a system_error
+any other role without an answer raises ModelOutputError (the ASL turns it into a model_output
 hand-off). A small-talk reply falls back to a fixed sentence rather than an empty message.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, Protocol, TypeVar
 
-from insurance_agent.config import ModelSettings, Settings, get_settings
+from insurance_agent.config import ModelSettings, SettingProblem, Settings, get_settings
 from insurance_agent.errors import ModelOutputError
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import (
@@ -121,6 +121,14 @@ class LanguageModelProvider(ModelProvider):
     """The roles over `caller`; a subclass names its service and builds its default caller."""
 
     name = "language-model"
+    #: The template parameters that set the model of each role with this service (template.yaml maps
+    #: them to SMALL_MODEL_ID and MAIN_MODEL_ID).
+    model_parameters: ClassVar[dict[str, str]] = {}
+    #: What each model setting is for, in an operator's words.
+    model_purposes: ClassVar[dict[str, str]] = {
+        "small_model_id": "the model for triage, contextualize, grade and verify",
+        "main_model_id": "the model for clarify and generate",
+    }
 
     def __init__(
         self,
@@ -140,6 +148,26 @@ class LanguageModelProvider(ModelProvider):
     def default_caller(self, settings: ModelSettings, **options: Any) -> StructuredCaller:
         """The service's caller with `settings` (and test hooks such as `sleep` or a client)."""
         raise NotImplementedError
+
+    @classmethod
+    def check_settings(cls, settings: ModelSettings, environ: Mapping[str, str]) -> list[SettingProblem]:
+        """A model name for each role; a service adds its own (see ModelProvider.check_settings)."""
+        problems = []
+        for field, purpose in cls.model_purposes.items():
+            problem = cls.model_id_problem(getattr(settings, field))
+            if problem:
+                problems.append(SettingProblem(field=field, problem=problem, purpose=purpose,
+                                               parameter=cls.model_parameters.get(field)))
+        return problems
+
+    @classmethod
+    def model_id_problem(cls, model_id: str) -> str | None:
+        """What is wrong with a configured model name, or None."""
+        if not model_id.strip():
+            return "is not set"
+        if any(character.isspace() for character in model_id):
+            return f"contains white space ({model_id!r})"
+        return None
 
     @property
     def small(self) -> str:

@@ -76,3 +76,14 @@ def test_saved_queries_cover_the_operations_questions(template):
         assert all(group["Ref"] in logs for group in query["Properties"]["LogGroupNames"])
     latency = next(q for q in queries.values() if q["Properties"]["Name"]["Fn::Sub"].endswith("latency-per-state"))
     assert "NodeLatency" in latency["Properties"]["QueryString"] and "by Node" in latency["Properties"]["QueryString"]
+
+
+def test_turns_handed_over_for_unusable_model_output_have_an_alarm(template):
+    from insurance_agent.models.turn import EscalationReason
+
+    alarm = template["Resources"]["ModelOutputAlarm"]["Properties"]
+    assert alarm["Namespace"] == "InsuranceAgent" and alarm["MetricName"] == "Escalations"
+    assert alarm["MetricName"] in _emitted()
+    dimensions = {d["Name"]: d["Value"] for d in alarm["Dimensions"]}
+    assert dimensions == {"service": "insurance-agent", "Reason": EscalationReason.MODEL_OUTPUT.value}
+    assert alarm["Threshold"] == {"Ref": "ModelOutputAlarmThreshold"}

@@ -83,7 +83,14 @@ def test_every_task_retries_transient_errors_and_catches_everything():
         refused = [c for c in state["Catch"] if c["ErrorEquals"] == ["ModelRefusedError"]]
         model_node = name in {"Triage", "Contextualize", "Grade", "Clarify", "Generate", "Verify"}
         assert len(refused) == int(model_node) and (not refused or state["Catch"][0] is refused[0]), name
+        # Output that still fails its schema after the correction has its own reason, before States.ALL.
+        unusable = [c for c in state["Catch"] if c["ErrorEquals"] == ["ModelOutputError"]]
+        assert len(unusable) == int(model_node) and (not unusable or state["Catch"][1] is unusable[0]), name
+        assert not unusable or unusable[0]["Next"] == "RecordModelOutputError"
     assert asl["States"]["RecordModelRefusal"]["Next"] == "SetRestrictedIntent"
+    assert asl["States"]["RecordModelOutputError"]["Next"] == "SetModelOutput"
+    assert asl["States"]["SetModelOutput"]["Result"] == "model_output"
+    assert asl["States"]["SetModelOutput"]["Next"] == "Escalate"
 
 
 def test_state_machine_is_express_logged_and_traced(template):

@@ -48,6 +48,9 @@ class EscalationReason(str, Enum):
     RESTRICTED_INTENT = "restricted_intent"
     BUDGET_EXHAUSTED = "budget_exhausted"
     FRUSTRATION = "frustration"
+    # The model's answer did not fit its schema even after the corrective turn (ModelOutputError),
+    # or a role that must answer got no structured answer: the model's doing, not a fault of the stack.
+    MODEL_OUTPUT = "model_output"
     SYSTEM_ERROR = "system_error"
 
 

@@ -51,6 +51,8 @@ _ESCALATIONS = {
         "I can't answer right now. " + _HANDOFF_EN,
     ),
 }
+# The user need not know whose fault it was: the model's unusable output reads as any other failure.
+_ESCALATIONS[EscalationReason.MODEL_OUTPUT] = _ESCALATIONS[EscalationReason.SYSTEM_ERROR]
 
 
 def refusal(code: RefusalCode, language: str) -> str:

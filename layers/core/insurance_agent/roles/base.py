@@ -9,11 +9,13 @@ imported only when that provider is selected.
 from __future__ import annotations
 
 import importlib
+import os
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from functools import lru_cache
 
 from insurance_agent.analysis import PLAIN_TERMS, Terms
-from insurance_agent.config import get_settings
+from insurance_agent.config import ModelSettings, SettingProblem, get_settings
 from insurance_agent.errors import ConfigurationError
 from insurance_agent.models.roles import (
     ClarifyRequest,
@@ -57,6 +59,13 @@ class ModelProvider(ABC):
     @abstractmethod
     def verify(self, request: VerifyRequest) -> VerifyResult: ...
 
+    @classmethod
+    def check_settings(cls, settings: ModelSettings, environ: Mapping[str, str]) -> list[SettingProblem]:
+        """What keeps this provider from running a turn with `settings` (and the environment `environ`
+        its clients read): each missing or malformed setting, by name. Called at a model function's
+        cold start and by the `agent` commands before any turn; must not call the model service."""
+        return []
+
     # -- what a provider may decide without a model call (the contextualize node asks these first) --
 
     def first_turn_query(self, message: str) -> str | None:
@@ -88,7 +97,13 @@ def provider_class(name: str) -> type[ModelProvider]:
         known = ", ".join(sorted(PROVIDERS))
         raise ConfigurationError(f"unknown model provider {name!r} (known: {known})")
     module_name, _, class_name = target.partition(":")
-    return getattr(importlib.import_module(module_name), class_name)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        # A function packaged without the configured provider's layer: a deployment mistake.
+        raise ConfigurationError(f"model provider {name!r} cannot be loaded here ({error}): is MODEL_PROVIDER "
+                                 "the provider this function was built for?") from error
+    return getattr(module, class_name)
 
 
 def create_provider(name: str) -> ModelProvider:
@@ -105,3 +120,25 @@ def get_provider() -> ModelProvider:
 def word_analysis() -> Terms:
     """The configured provider's word analysis, without creating the provider (no client is built)."""
     return provider_class(get_settings().models.provider).terms
+
+
+def model_settings_problems(settings: ModelSettings | None = None,
+                            environ: Mapping[str, str] | None = None) -> list[SettingProblem]:
+    """The configured provider's own check of its settings (ModelProvider.check_settings)."""
+    settings = settings or get_settings().models
+    return provider_class(settings.provider).check_settings(settings, os.environ if environ is None else environ)
+
+
+def describe_problems(provider: str, problems: list[SettingProblem]) -> str:
+    return f"model provider {provider!r} is not configured: " + "; ".join(str(p) for p in problems)
+
+
+def check_model_settings(settings: ModelSettings | None = None, environ: Mapping[str, str] | None = None) -> None:
+    """Fail fast on a provider that cannot run a turn: ConfigurationError naming every missing or
+    malformed setting, with the template parameter and environment variable that set it. A model
+    node's cold start runs it (lambda_entry.node_handler); the `agent` commands that run turns ask
+    model_settings_problems for the same list (agent_local/preflight.py)."""
+    settings = settings or get_settings().models
+    problems = model_settings_problems(settings, environ)
+    if problems:
+        raise ConfigurationError(describe_problems(settings.provider, problems))
