@@ -301,7 +301,7 @@ class LocalStack:
         template_env["HF_HUB_OFFLINE"] = ("1", set())
         env: dict[str, str] = {}
         for key, (value, parameters) in template_env.items():
-            if key not in STACK_OWNED and not parameters & self.overrides.keys() and self._user_setting(key):
+            if key not in STACK_OWNED and self._user_setting(key) and not self._overrides_win(value, parameters):
                 continue
             env[key] = value
         return env | {
@@ -314,6 +314,19 @@ class LocalStack:
             "POWERTOOLS_METRICS_DISABLED": "true",
             "POWERTOOLS_DEV": "false",
         }
+
+    def _overrides_win(self, value: str, parameters: set[str]) -> bool:
+        """Whether an override beats the user's own setting of a variable computed from `parameters`.
+
+        An override of a parameter the variable uses does, unless the value comes out empty while no
+        overridden parameter was itself set empty: `ModelProvider=openai` must not blank the
+        OPENAI_BASE_URL and model names the user exported (the template's defaults are empty), while
+        `QdrantUrl=''` still clears AGENT_QDRANT_URL.
+        """
+        overridden = parameters & self.overrides.keys()
+        if not overridden:
+            return False
+        return value != "" or any(self.overrides[name] == "" for name in overridden)
 
     @staticmethod
     def _user_setting(key: str) -> bool:

@@ -118,3 +118,18 @@ def test_an_override_of_a_parameter_a_computed_value_uses_wins_over_the_environm
     assert configure(tmp_path).models.small_model_id == "user.chosen-model"
     settings = configure(tmp_path, parameters={"InferenceProfileScope": "us"})
     assert settings.models.small_model_id == "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+
+
+def test_an_override_never_blanks_a_setting_the_user_exported(environment, tmp_path):
+    # The openai model names default to empty in the template: switching the provider must keep the user's.
+    environment.update({"SMALL_MODEL_ID": "qwen-small", "MAIN_MODEL_ID": "qwen-main",
+                        "OPENAI_BASE_URL": "http://127.0.0.1:8080/v1"})
+    settings = configure(tmp_path, parameters={"ModelProvider": "openai"})
+    assert settings.models.provider == "openai"
+    assert (settings.models.small_model_id, settings.models.main_model_id) == ("qwen-small", "qwen-main")
+    assert settings.models.openai_base_url == "http://127.0.0.1:8080/v1"
+    # A value the template gives wins as before; so does a parameter the user overrides to empty.
+    assert configure(tmp_path, parameters={"ModelProvider": "openai", "OpenAISmallModel": "served"}
+                     ).models.small_model_id == "served"
+    environment["AGENT_QDRANT_URL"] = "http://127.0.0.1:6333"
+    assert configure(tmp_path, parameters={"QdrantUrl": ""}).retrieval.qdrant_url is None
