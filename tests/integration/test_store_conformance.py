@@ -300,3 +300,32 @@ def test_a_second_process_gets_a_typed_busy_error(tmp_path):
     finally:
         holder.close()
     EdgeClient(tmp_path).close()  # released: the next process opens it
+
+
+def test_tied_scores_come_back_in_document_order_whatever_the_engine_returns(tmp_path):
+    """Qdrant orders fused ties differently from one process to the next; search() must not, or the
+    same question gets its clarification options in another order in another function's container."""
+    from pathlib import Path
+
+    from insurance_search.ingest import ingest_directory
+
+    corpus = Path(__file__).resolve().parents[2] / "samples" / "corpus" / "sepehr"
+    with pytest.MonkeyPatch.context() as mp:
+        _use(mp, "edge", tmp_path)
+        ingest_directory(corpus, "sepehr")
+        question = "حق بیمه چقدر است؟"
+        hits = search(question, tenant_id="sepehr", roles=["user"])
+        scores = [h.score for h in hits]
+        assert len(set(scores)) < len(scores), "the question no longer has tied hits: pick another"
+        client_type = type(index.get_client())
+        real = client_type.query_points
+
+        def reversed_ties(self, *args, **kwargs):
+            response = real(self, *args, **kwargs)
+            response.points.reverse()  # every tie in the other order (and everything else too)
+            return response
+
+        mp.setattr(client_type, "query_points", reversed_ties)
+        again = search(question, tenant_id="sepehr", roles=["user"])
+        assert [h.chunk_id for h in again] == [h.chunk_id for h in hits]
+        index.reset_caches()

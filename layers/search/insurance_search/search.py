@@ -124,6 +124,10 @@ def search(
             continue
         seen.add(payload["chunk_id"])
         hits.append(RetrievedChunk(**payload, score=point.score))
+    # Fused scores tie often (rank 2 + rank 3 = rank 3 + rank 2), and the Qdrant engine orders ties
+    # differently from one process to the next: ties go in document order, so the same question gets
+    # the same hits, clarification options and answer in every process.
+    hits.sort(key=lambda hit: (-hit.score, hit.file_id, hit.chunk_index))
     if not response.points and not index.tenant_has_chunks(tenant_id):
         # Legitimate (a tenant not onboarded yet) but worth an operator's look.
         logger.warning("tenant has no chunks in the collection", extra={"tenant_id": tenant_id})
