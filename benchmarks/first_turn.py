@@ -176,8 +176,9 @@ def run_setups(home: Path, base_env: dict[str, str], runs: int, think: float) ->
         ("warm store", {"AGENT_EMBEDDING_STORE": str(store)}),
     ]
     for command, keys in ((chat, ("prompt", "first", "warm")), (serve, ("ready", "first", "warm"))):
-        print(f"\n`agent {command.__name__}` (seconds; median of {runs}; first message typed "
-              f"{think:g} s after the prompt)")
+        shown = "prompt" if command is chat else "ready line"
+        print(f"\n`agent {command.__name__}` (seconds; median of {runs}; first message sent "
+              f"{think:g} s after the {shown})")
         print(f"  {'set-up':12s}" + "".join(f"{key:>9s}" for key in keys) + "   replies")
         for name, extra in setups:
             figures: dict[str, list] = defaultdict(list)
