@@ -287,6 +287,8 @@ def cmd_converse(args: argparse.Namespace) -> int:
 
         console = Console()
     with _open(args, "agent converse", stack=True) as backend:
+        if backend.stack is not None:
+            backend.stack.warm_up()  # the turns wait for it; a later run reads the exemplars it stores
         for script in scripts:
             if console:
                 console.rule(f"thread {script.thread_id}{suffix} | tenant {script.tenant_id} | "
@@ -356,6 +358,10 @@ def cmd_chat(args: argparse.Namespace) -> int:
         with _progress("starting the local stack ..."):
             backend = stack.enter_context(_open(args, "agent chat", stack=True))
         _warn_unknown_tenant(backend, args.tenant)
+        if backend.stack is not None:
+            # The models load while the user reads the prompt and types; a first turn sent sooner
+            # waits for the rest of the warm-up.
+            backend.stack.warm_up(tenant=args.tenant, roles=roles)
         thread_id = args.thread or f"chat-{uuid.uuid4().hex[:10]}"
         console.print(f"[dim]thread {thread_id} | tenant {args.tenant} | user {args.user} | roles {','.join(roles)}"
                       f"\n{CHAT_HELP}[/]")
@@ -434,6 +440,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if backend.remote:  # another serve won the race to this home
             return _fail(f"{home} is already served by {backend.service.describe()}", 1)
         stack = backend.stack
+        stack.warm_up()  # turns are held until it has finished; the first one then finds the models loaded
         ui = UiServer(home).start()  # the turns page: recent executions and the graph of each
         info = {"endpoint_url": stack.endpoint, "state_machine_arn": stack.state_machine_arn, "region": "us-east-1",
                 "port": stack.port, "ui": ui.url, "home": str(home), "settings": stack.effective_environment(),

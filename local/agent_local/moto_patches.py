@@ -235,16 +235,20 @@ def _run_sync_execution(self):  # noqa: ANN001 - moto response method
 _programs: dict[str, Any] = {}
 
 
-def _evaluation_entrypoint(self):  # noqa: ANN001 - moto's ExecutionWorker method
+def program(definition: str) -> Any:
+    """The parsed program of a state machine definition, parsed on first use (a quarter of a second)."""
     from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 
     # The interpreter keeps every execution's state in its Environment (heap, stack, context), not
     # in the program's components, so one parsed program serves every execution of a definition.
-    definition = self._evaluation_details.state_machine_details.definition
-    program = _programs.get(definition)
-    if program is None:
-        program = _programs[definition] = AmazonStateLanguageParser.parse(definition)[0]
-    return program
+    parsed = _programs.get(definition)
+    if parsed is None:
+        parsed = _programs[definition] = AmazonStateLanguageParser.parse(definition)[0]
+    return parsed
+
+
+def _evaluation_entrypoint(self):  # noqa: ANN001 - moto's ExecutionWorker method
+    return program(self._evaluation_details.state_machine_details.definition)
 
 
 RECURSION_LIMIT = 6_000  # see apply(); a harness that lowers the limit (hypothesis does) must raise it again

@@ -195,6 +195,7 @@ class ApiApp:
         elif operation not in OPERATIONS or environ.get("REQUEST_METHOD") != "POST":
             status, body = "404 Not Found", {"error": f"no operation {operation!r}"}
         else:
+            self.stack.wait_for_warm_up()  # they open the store and load the encoders the warm-up is loading
             try:
                 length = int(environ.get("CONTENT_LENGTH") or 0)
                 payload = json.loads(environ["wsgi.input"].read(length) or b"{}")

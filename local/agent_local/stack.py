@@ -15,7 +15,7 @@ import threading
 import urllib.request
 import uuid
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,15 @@ STACK_OWNED = frozenset({
 # set by someone else (the user, a test) and wins over the template.
 _set_by_stack: dict[str, str] = {}
 _DYNAMODB_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"})
-
+# The offline triage's exemplar vectors, embedded by a home's first warm-up and read by later runs.
+# An empty AGENT_EMBEDDING_STORE in the environment switches the store off, as in the Triage image.
+EMBEDDING_STORE = "AGENT_EMBEDDING_STORE"
+EMBEDDING_STORE_FILE = Path("cache") / "exemplar_embeddings.npz"
+# AGENT_WARM_UP=0: no warm-up; every first use loads inside its turn (for measurements).
+WARM_UP = "AGENT_WARM_UP"
+# A turn waits at most this long for the warm-up, then loads what it needs itself: a load that hangs
+# must not hold every turn.
+WARM_UP_WAIT_SECONDS = 600
 
 
 class StackError(RuntimeError):
@@ -159,6 +167,9 @@ class LocalStack:
         self._stopping = threading.Event()
         self._saver: threading.Thread | None = None
         self._snapshot: dict[str, list[dict[str, Any]]] = {}
+        self._warm = threading.Event()
+        self._warm.set()  # no warm-up running: nothing to wait for
+        self.warm_up_seconds: dict[str, float] = {}
 
     # -- lifecycle -----------------------------------------------------------------------------
     def __enter__(self) -> LocalStack:
@@ -228,6 +239,27 @@ class LocalStack:
     @property
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def warm_up(self, *, tenant: str | None = None, roles: Sequence[str] = ("user",)) -> threading.Thread | None:
+        """Load what a first turn needs in a background thread (agent_local.warmup); turns, searches
+        and ingests wait until it has finished. None when AGENT_WARM_UP=0."""
+        if os.environ.get(WARM_UP, "").strip() == "0":
+            return None
+        from agent_local import warmup
+
+        def run() -> None:
+            try:
+                self.warm_up_seconds = warmup.run(self, tenant=tenant, roles=roles)
+            finally:
+                self._warm.set()
+
+        self._warm.clear()
+        thread = threading.Thread(target=run, name="local-stack-warm-up", daemon=True)
+        thread.start()
+        return thread
+
+    def wait_for_warm_up(self) -> None:
+        self._warm.wait(WARM_UP_WAIT_SECONDS)
 
     # -- turns ---------------------------------------------------------------------------------
     def client(self, service: str):
@@ -304,6 +336,9 @@ class LocalStack:
             if key not in STACK_OWNED and self._user_setting(key) and not self._overrides_win(value, parameters):
                 continue
             env[key] = value
+        store = os.environ.get(EMBEDDING_STORE)
+        if store is None or _set_by_stack.get(EMBEDDING_STORE) == store:
+            env[EMBEDDING_STORE] = str(self.home / EMBEDDING_STORE_FILE)
         return env | {
             "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing",
@@ -489,6 +524,8 @@ class _StackApp:
                 return app(environ, start_response)
         target = environ.get("HTTP_X_AMZ_TARGET", "")
         service, _, action = target.partition(".")
+        if action == "StartSyncExecution":
+            self.stack.wait_for_warm_up()
         result = self.moto_app(environ, start_response)
         if self.stack.persist:
             if service.startswith("DynamoDB") and action in _DYNAMODB_WRITES:

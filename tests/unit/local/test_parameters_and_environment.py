@@ -18,7 +18,7 @@ def environment(monkeypatch):
 
     private = dict(os.environ)
     for name in ("AGENT_TOPIC_SCOPE", "VERIFY_MIN_SUPPORT", "AGENT_QDRANT_URL", "AGENT_QDRANT_PATH", "MODEL_PROVIDER",
-                 "AGENT_TOP_K", "THREADS_TABLE"):
+                 "AGENT_TOP_K", "THREADS_TABLE", "AGENT_EMBEDDING_STORE"):
         private.pop(name, None)
     monkeypatch.setattr(os, "environ", private)
     monkeypatch.setattr(stack_module, "_set_by_stack", {})
@@ -133,3 +133,16 @@ def test_an_override_never_blanks_a_setting_the_user_exported(environment, tmp_p
                      ).models.small_model_id == "served"
     environment["AGENT_QDRANT_URL"] = "http://127.0.0.1:6333"
     assert configure(tmp_path, parameters={"QdrantUrl": ""}).retrieval.qdrant_url is None
+
+
+def test_the_exemplar_store_is_the_homes_unless_set_and_empty_switches_it_off(environment, tmp_path):
+    configure(tmp_path / "one")
+    assert environment["AGENT_EMBEDDING_STORE"] == str(tmp_path / "one" / "cache" / "exemplar_embeddings.npz")
+    configure(tmp_path / "two")  # a later stack of the same process: its own home's
+    assert environment["AGENT_EMBEDDING_STORE"] == str(tmp_path / "two" / "cache" / "exemplar_embeddings.npz")
+    environment["AGENT_EMBEDDING_STORE"] = ""
+    configure(tmp_path / "three")
+    assert environment["AGENT_EMBEDDING_STORE"] == ""
+    environment["AGENT_EMBEDDING_STORE"] = str(tmp_path / "mine.npz")
+    configure(tmp_path / "four")
+    assert environment["AGENT_EMBEDDING_STORE"] == str(tmp_path / "mine.npz")

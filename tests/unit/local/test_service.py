@@ -39,7 +39,8 @@ def test_a_dead_owners_endpoint_is_not_used(tmp_path):
 @pytest.fixture
 def api(tmp_path, monkeypatch):
     saved = []
-    stack = SimpleNamespace(home=tmp_path, state_machine_arn="arn:x", persist=True, save=lambda: saved.append(1))
+    stack = SimpleNamespace(home=tmp_path, state_machine_arn="arn:x", persist=True, save=lambda: saved.append(1),
+                            wait_for_warm_up=lambda: saved.append("waited"))
     monkeypatch.setitem(operations.OPERATIONS, "memory", lambda tenant, user: {"profile": {"tenant": tenant}})
     return Client(ApiApp(stack)), saved
 
@@ -48,8 +49,10 @@ def test_api_runs_operations_and_saves(api):
     client, saved = api
     health = client.get("/agent/v1/health").json
     assert health == {"pid": os.getpid(), "home": health["home"], "state_machine_arn": "arn:x"}
+    assert saved == []  # health answers at once, during the warm-up too
     answer = client.post("/agent/v1/memory", json={"tenant": "t", "user": "u"})
-    assert answer.status_code == 200 and answer.json == {"profile": {"tenant": "t"}} and saved == [1]
+    # an operation waits for the warm-up before it opens the store or loads an encoder
+    assert answer.status_code == 200 and answer.json == {"profile": {"tenant": "t"}} and saved == ["waited", 1]
 
 
 def test_api_rejects_bad_requests_with_a_message(api):
@@ -60,4 +63,4 @@ def test_api_rejects_bad_requests_with_a_message(api):
     assert wrong.status_code == 400 and "user" in wrong.json["error"]
     not_object = client.post("/agent/v1/memory", json=[1])
     assert not_object.status_code == 400 and not_object.json["error"] == "the request body must be a JSON object"
-    assert saved == []
+    assert 1 not in saved  # nothing was saved

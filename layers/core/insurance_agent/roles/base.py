@@ -79,6 +79,10 @@ class ModelProvider(ABC):
         default) to ask the contextualize role for a different query."""
         return None
 
+    def warm_up(self) -> None:
+        """Load now what the roles would load on their first call (the local stack calls this while
+        the first message is typed, so that the first turn does not). Nothing by default."""
+
 
 #: name -> "module:Class". Add a provider by adding a line here: a plug-in is imported only when it
 #: is the configured one, so each ships only with the functions configured for it.
