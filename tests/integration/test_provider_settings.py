@@ -200,11 +200,15 @@ def test_a_command_that_runs_turns_refuses_a_provider_without_model_names(tmp_pa
 
 
 def test_an_environment_value_the_overrides_replace_is_pointed_out(tmp_path, server, monkeypatch):
-    monkeypatch.setenv("SMALL_MODEL_ID", "small-model")  # ignored: ModelProvider=openai makes the template decide
+    monkeypatch.setenv("SMALL_MODEL_ID", "small-model")
+    # Switching the provider keeps the exported model name (the template's own is empty)...
+    assert model_settings_problem(tmp_path, {"ModelProvider": "openai", "OpenAIBaseUrl": server.url,
+                                             "OpenAIMainModel": "main-model"}) is None
+    # ...but a parameter overridden to empty replaces it, and the message says so.
     problem = model_settings_problem(tmp_path, {"ModelProvider": "openai", "OpenAIBaseUrl": server.url,
-                                                "OpenAIMainModel": "main-model"})
+                                                "OpenAIMainModel": "main-model", "OpenAISmallModel": ""})
     assert "SMALL_MODEL_ID is not set" in problem and "MAIN_MODEL_ID" not in problem
-    assert "SMALL_MODEL_ID of the environment is not used" in problem and "ModelProvider" in problem
+    assert "SMALL_MODEL_ID of the environment is not used" in problem and "OpenAISmallModel" in problem
 
 
 def test_a_bedrock_stack_without_a_model_id_is_refused_and_a_complete_one_is_not(tmp_path):

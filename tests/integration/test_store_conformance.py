@@ -329,3 +329,28 @@ def test_tied_scores_come_back_in_document_order_whatever_the_engine_returns(tmp
         again = search(question, tenant_id="sepehr", roles=["user"])
         assert [h.chunk_id for h in again] == [h.chunk_id for h in hits]
         index.reset_caches()
+
+
+def test_threads_opening_the_store_at_once_share_one_client(tmp_path):
+    """`agent serve` answers concurrent first requests: each opening the store would take its lock."""
+    import threading
+
+    with pytest.MonkeyPatch.context() as mp:
+        _use(mp, "edge", tmp_path)
+        start = threading.Barrier(8)
+        clients, errors = [], []
+
+        def open_store():
+            start.wait()
+            try:
+                clients.append(index.get_client())
+            except Exception as error:  # noqa: BLE001 - the assertion names it
+                errors.append(error)
+
+        threads = [threading.Thread(target=open_store) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == [] and len(clients) == 8 and len({id(c) for c in clients}) == 1
+        index.reset_caches()

@@ -11,11 +11,11 @@ from __future__ import annotations
 import atexit
 import json
 import logging
+import threading
 import uuid
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from functools import lru_cache
 from pathlib import Path
 
 from qdrant_client import QdrantClient, models
@@ -44,14 +44,25 @@ _POINT_NAMESPACE = uuid.UUID("6f1d7a52-3c0e-5b8e-9a51-2f0c4f6d8e21")
 _KEYWORD_FIELDS = ("tenant_id", "domain", "audience", "file_id")
 _RETRYABLE_STATUS = {408, 429, 500, 502, 503, 504}
 _ready: set[str] = set()  # collections known to exist in this process
+# Two threads opening the embedded store at once would each take its lock: the second one fails.
+_client_lock = threading.Lock()
+_client: QdrantClient | None = None
 
 
-@lru_cache(maxsize=1)
 def get_client() -> QdrantClient:
     """The process-wide client: Qdrant at AGENT_QDRANT_URL, else the embedded store at qdrant_path.
 
     The embedded Edge store answers the QdrantClient methods used here (insurance_search.edge).
     """
+    global _client
+    if _client is None:
+        with _client_lock:
+            if _client is None:
+                _client = _open_client()
+    return _client
+
+
+def _open_client() -> QdrantClient:
     s = get_settings().retrieval
     if s.qdrant_url:
         # No background version probe: a Lambda container is frozen between invocations, and the
@@ -136,11 +147,12 @@ def reset_caches() -> None:
     Closing the client releases the embedded store's lock. Encoders stay cached: they are keyed on
     the model settings, so a changed model still gets its own encoder.
     """
-    if get_client.cache_info().currsize:
-        client = get_client()
+    global _client
+    with _client_lock:
+        client, _client = _client, None
+    if client is not None:
         client.close()
         atexit.unregister(client.close)
-    get_client.cache_clear()
     get_settings.cache_clear()
     _ready.clear()
 
