@@ -15,7 +15,8 @@ Each is run in three set-ups, in this one run (the machine may be shared: read t
                (AGENT_WARM_UP=0 AGENT_EMBEDDING_STORE= OMP_WAIT_POLICY=ACTIVE); the first turn
                loads everything itself;
    cold store: the warm-up, on a home whose exemplar store is not written yet (a home's first chat);
-   warm store: the warm-up with the store the previous set-up wrote (every later chat or serve).
+   warm store: the warm-up with the store the previous set-up wrote (every later chat or serve);
+   after ingest: the home's own store, as `agent ingest` writes it: a new user's first chat.
 The warm-up's own steps, as the process logged them to logs/agent.log, are printed for the last two.
 
 3. Breakdown (in a fresh interpreter, in-process, with the store off): the imports by top-level
@@ -174,6 +175,8 @@ def run_setups(home: Path, base_env: dict[str, str], runs: int, think: float) ->
         ("before", {"AGENT_WARM_UP": "0", "AGENT_EMBEDDING_STORE": "", "OMP_WAIT_POLICY": "ACTIVE"}),
         ("cold store", {"AGENT_EMBEDDING_STORE": str(store)}),
         ("warm store", {"AGENT_EMBEDDING_STORE": str(store)}),
+        # A new user's path: the home's own store, which `agent ingest` wrote before the first chat.
+        ("after ingest", {}),
     ]
     for command, keys in ((chat, ("prompt", "first", "warm")), (serve, ("ready", "first", "warm"))):
         shown = "prompt" if command is chat else "ready line"

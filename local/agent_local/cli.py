@@ -212,6 +212,17 @@ def _progress(text: str) -> Iterator[None]:
 
 
 # -- commands -----------------------------------------------------------------------------------
+def _prepare_first_turn(home: Path) -> None:
+    """Embed the triage exemplars into the home once, here, rather than in a first chat's first turn."""
+    from agent_local.warmup import prepare_store
+
+    try:
+        with _progress("preparing the first turn's model data (once per home) ..."):
+            prepare_store(home)
+    except Exception as error:  # noqa: BLE001 - only a cache: the first turn builds it otherwise
+        _note(f"warning: the exemplar store was not written ({type(error).__name__}); the first turn will build it")
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     if not args.delete and not args.dir:
         return _fail("ingest needs a DIR or --delete FILE_ID")
@@ -231,6 +242,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
             with ingest_progress() as update:
                 report = backend.call("ingest", payload, progress=update)
+            _prepare_first_turn(_home(args))
     for skipped in report["skipped"]:
         detail = f" ({skipped['detail']})" if skipped.get("detail") else ""
         print(f"skipped {skipped['path']}: {skipped['reason']}{detail}", file=sys.stderr)

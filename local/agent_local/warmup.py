@@ -76,3 +76,19 @@ def run(stack: Any, *, tenant: str | None = None, roles: Sequence[str] = ("user"
     logger.info("warm-up done", extra={"seconds": round(time.perf_counter() - started, 3), "steps": seconds,
                                        "failed": failed})
     return seconds
+
+
+def prepare_store(home: Any) -> bool:
+    """Write the home's exemplar store now, outside any chat (`agent ingest` calls it): a home's first
+    `agent chat` then starts from the store too. True when it was written; nothing for another provider
+    or a store switched off."""
+    from agent_local.stack import EMBEDDING_STORE, EMBEDDING_STORE_FILE
+    from insurance_agent.config import get_settings
+
+    path = os.environ.setdefault(EMBEDDING_STORE, str(home / EMBEDDING_STORE_FILE))
+    if get_settings().models.provider != "local" or not path:
+        return False
+    from insurance_offline.exemplars import ensure_store
+
+    return ensure_store(path)
+

@@ -68,7 +68,8 @@ def home(tmp_path_factory):
     agent_home = root / "home"
     with pytest.MonkeyPatch.context() as mp:
         # The CLI derives the store from --home; nothing from another test may point elsewhere.
-        for name in ("AGENT_QDRANT_URL", "AGENT_QDRANT_PATH", "AGENT_COLLECTION", "AGENT_LATE_MODEL", "AGENT_TOP_K"):
+        for name in ("AGENT_QDRANT_URL", "AGENT_QDRANT_PATH", "AGENT_COLLECTION", "AGENT_LATE_MODEL", "AGENT_TOP_K",
+                     "AGENT_EMBEDDING_STORE"):
             mp.delenv(name, raising=False)
         # The CLI writes these into os.environ; recording them here restores them on exit.
         mp.setenv("AGENT_HOME", str(agent_home))
@@ -199,3 +200,13 @@ def test_empty_queries_file(capsys, home, tmp_path):
     path.write_text("\n  \n", encoding="utf-8")
     code, lines, err = run(capsys, home, "--queries", str(path), "--tenant", TENANT)
     assert code != 0 and lines == [] and "no queries" in err
+
+
+def test_ingest_leaves_the_first_turns_exemplar_store_in_the_home(capsys, home):
+    """A home's first chat reads the triage exemplars' vectors instead of embedding them (docs/local-stack.md)."""
+    store = home / "cache" / "exemplar_embeddings.npz"
+    assert store.is_file()
+    written = store.stat().st_mtime_ns
+    corpus = home.parent / "corpus"
+    assert cli.main(["--home", str(home), "ingest", str(corpus), "--tenant", TENANT]) == 0
+    assert store.stat().st_mtime_ns == written  # current: not embedded or written again
