@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 DEFAULT_PORT = 8723
 KNOWN_ROLES = ("user", "officer", "admin")
+EXIT_SKIPPED = 3  # `agent ingest`: the readable files were ingested, some files were skipped
 
 
 class ScriptTurn(BaseModel):
@@ -242,11 +243,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     counts = ", ".join(f"{len(report.get(key, []))} {key}" for key in ("added", "changed", "removed", "unchanged"))
     print(f"ingested {report['files']} files, {report['chunks']} chunks for tenant {args.tenant} "
           f"in {report['seconds']:.1f} s ({counts}; {len(report['skipped'])} skipped)")
-    return 0
+    # The readable files are ingested either way; a script must still see that some were not.
+    return EXIT_SKIPPED if report["skipped"] else 0
 
 
 def cmd_documents(args: argparse.Namespace) -> int:
-    with _open(args, "agent documents", stack=False, quiet_remote=True) as backend:
+    with _open(args, "agent documents", stack=False) as backend:
         result = backend.call("documents", {"tenant": args.tenant, "show": args.show})
     if args.show:
         for chunk in result["chunks"]:

@@ -148,6 +148,22 @@ def test_chat_warns_on_a_tenant_without_documents_and_refuses_unknown_roles(serv
     assert "--roles: 'superuser' is not a role (allowed: user, officer, admin" in refused.stderr
 
 
+def test_documents_and_ingest_through_serve_say_so_and_ingest_exits_3_on_skipped_files(served, tmp_path):
+    listed = agent(served.home, "documents", "--tenant", TENANT)
+    assert listed.returncode == 0 and listed.stdout.strip(), listed.stderr
+    assert "agent: using the local stack of `agent serve`" in listed.stderr
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    shutil.copy(REPO / "samples" / "corpus" / "sepehr" / "home-fire.md", corpus / "home-fire.md")
+    (corpus / "scan.pdf").write_text("not a PDF at all", encoding="utf-8")
+    ingested = agent(served.home, "ingest", str(corpus), "--tenant", "skips")
+    assert ingested.returncode == 3, ingested.stderr
+    assert "skipped scan.pdf: format_mismatch" in ingested.stderr
+    assert "ingested 1 files" in ingested.stdout and "1 skipped" in ingested.stdout
+    shown = agent(served.home, "documents", "--tenant", "skips", "--json")
+    assert [json.loads(line)["format"] for line in shown.stdout.splitlines()] == ["md"]
+
+
 def _pty_chat(home: Path):
     import pty
 
