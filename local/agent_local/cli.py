@@ -332,6 +332,16 @@ CHAT_HELP = ("Type a message and press Enter. Commands: /new starts a new thread
 
 def _warn_unknown_tenant(backend: Backend, tenant: str) -> None:
     from agent_local.operations import qdrant_lock_message
+def handoff_hint(reply: dict[str, Any]) -> str | None:
+    """What to do after a reply that ends the thread: a hand-off refuses every later turn of its thread."""
+    if reply.get("status") == "escalate":
+        return ("This thread is now handed to a person, so later messages on it are refused "
+                "(thread_handed_off). Type /new to start a new thread.")
+    if reply.get("status") == "refused" and reply.get("error") == "thread_handed_off":
+        return "This thread was handed to a person and takes no more messages. Type /new to start a new thread."
+    return None
+
+
 
     try:
         chunks = backend.call("tenant", {"tenant": tenant})["chunks"]
@@ -393,6 +403,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
             _show(reply, console)
 
 
+            if hint := handoff_hint(reply):
+                console.print(f"[bold]{hint}[/]")
 def cmd_search(args: argparse.Namespace) -> int:
     if args.queries and args.query is not None:
         return _fail("give a QUERY or --queries FILE, not both")
