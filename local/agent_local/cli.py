@@ -434,8 +434,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from agent_local.service import running_service
-
-    from agent_local.ui import UiServer
+    from agent_local.ui import UiApp
 
     home = _prepare_home(args)
     already = running_service(home)
@@ -445,19 +444,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     with _progress("starting the local stack ..."):
         backend_cm = _open(args, "agent serve", stack=True, port=args.port)
         backend = backend_cm.__enter__()
-    ui = None
     try:
         if backend.remote:  # another serve won the race to this home
             return _fail(f"{home} is already served by {backend.service.describe()}", 1)
         stack = backend.stack
-        ui = UiServer(home).start()  # the turns page: recent executions and the graph of each
+        stack.routes.update(UiApp(home).routes())  # the turns page, on the stack's own port
+        ui_url = f"{stack.endpoint}/ui"
         info = {"endpoint_url": stack.endpoint, "state_machine_arn": stack.state_machine_arn, "region": "us-east-1",
-                "port": stack.port, "ui": ui.url, "home": str(home), "settings": stack.effective_environment(),
+                "port": stack.port, "ui": ui_url, "home": str(home), "settings": stack.effective_environment(),
                 "note": "create the stepfunctions client with Config(inject_host_prefix=False)"}
         print(json.dumps(info, ensure_ascii=False), flush=True)
         print(f"agent serve: the local stack of {home} listens on {stack.endpoint}\n"
               f"  state machine ARN: {stack.state_machine_arn}\n"
-              f"  turns page: {ui.url}\n"
+              f"  turns page: {ui_url}\n"
               "  other agent commands on this AGENT_HOME now run through it; tables are saved after every turn.\n"
               "  Ctrl-C (or SIGTERM) saves and stops.", file=sys.stderr, flush=True)
         try:
@@ -466,8 +465,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             pass
     finally:
-        if ui is not None:
-            ui.stop()
         backend_cm.__exit__(None, None, None)
     print("agent serve: tables saved, stopped", file=sys.stderr)
     return 0
