@@ -22,6 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 DEFAULT_PORT = 8723
 KNOWN_ROLES = ("user", "officer", "admin")
+EXIT_SKIPPED = 3  # `agent ingest`: the readable files were ingested, some files were skipped
+# What `agent ingest` (and `agent eval`'s DOCS) reads: insurance_ingest's SUFFIXES, as users name them.
+DOCUMENT_FORMATS = ".md, .txt, .pdf, .docx, .html"
 
 
 class ScriptTurn(BaseModel):
@@ -254,11 +257,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     counts = ", ".join(f"{len(report.get(key, []))} {key}" for key in ("added", "changed", "removed", "unchanged"))
     print(f"ingested {report['files']} files, {report['chunks']} chunks for tenant {args.tenant} "
           f"in {report['seconds']:.1f} s ({counts}; {len(report['skipped'])} skipped)")
-    return 0
+    # The readable files are ingested either way; a script must still see that some were not.
+    return EXIT_SKIPPED if report["skipped"] else 0
 
 
 def cmd_documents(args: argparse.Namespace) -> int:
-    with _open(args, "agent documents", stack=False, quiet_remote=True) as backend:
+    with _open(args, "agent documents", stack=False) as backend:
         result = backend.call("documents", {"tenant": args.tenant, "show": args.show})
     if args.show:
         for chunk in result["chunks"]:
@@ -342,6 +346,16 @@ CHAT_HELP = ("Type a message and press Enter. Commands: /new starts a new thread
              "/quit (or Ctrl-D, Ctrl-C) leaves.")
 
 
+def handoff_hint(reply: dict[str, Any]) -> str | None:
+    """What to do after a reply that ends the thread: a hand-off refuses every later turn of its thread."""
+    if reply.get("status") == "escalate":
+        return ("This thread is now handed to a person, so later messages on it are refused "
+                "(thread_handed_off). Type /new to start a new thread.")
+    if reply.get("status") == "refused" and reply.get("error") == "thread_handed_off":
+        return "This thread was handed to a person and takes no more messages. Type /new to start a new thread."
+    return None
+
+
 def _warn_unknown_tenant(backend: Backend, tenant: str) -> None:
     from agent_local.operations import qdrant_lock_message
 
@@ -407,6 +421,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
             except StackError as error:
                 return _fail(f"the local stack failed: {error}", 1)
             _show(reply, console)
+            if hint := handoff_hint(reply):
+                console.print(f"[bold]{hint}[/]")
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -436,8 +452,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from agent_local.service import running_service
-
-    from agent_local.ui import UiServer
+    from agent_local.ui import UiApp
 
     home = _prepare_home(args)
     already = running_service(home)
@@ -447,20 +462,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
     with _progress("starting the local stack ..."):
         backend_cm = _open(args, "agent serve", stack=True, port=args.port)
         backend = backend_cm.__enter__()
-    ui = None
     try:
         if backend.remote:  # another serve won the race to this home
             return _fail(f"{home} is already served by {backend.service.describe()}", 1)
         stack = backend.stack
         stack.warm_up()  # turns are held until it has finished; the first one then finds the models loaded
-        ui = UiServer(home).start()  # the turns page: recent executions and the graph of each
+        stack.routes.update(UiApp(home).routes())  # the turns page, on the stack's own port
+        ui_url = f"{stack.endpoint}/ui"
         info = {"endpoint_url": stack.endpoint, "state_machine_arn": stack.state_machine_arn, "region": "us-east-1",
-                "port": stack.port, "ui": ui.url, "home": str(home), "settings": stack.effective_environment(),
+                "port": stack.port, "ui": ui_url, "home": str(home), "settings": stack.effective_environment(),
                 "note": "create the stepfunctions client with Config(inject_host_prefix=False)"}
         print(json.dumps(info, ensure_ascii=False), flush=True)
         print(f"agent serve: the local stack of {home} listens on {stack.endpoint}\n"
               f"  state machine ARN: {stack.state_machine_arn}\n"
-              f"  turns page: {ui.url}\n"
+              f"  turns page: {ui_url}\n"
               "  other agent commands on this AGENT_HOME now run through it; tables are saved after every turn.\n"
               "  Ctrl-C (or SIGTERM) saves and stops.", file=sys.stderr, flush=True)
         try:
@@ -469,8 +484,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             pass
     finally:
-        if ui is not None:
-            ui.stop()
         backend_cm.__exit__(None, None, None)
     print("agent serve: tables saved, stopped", file=sys.stderr)
     return 0
@@ -523,20 +536,60 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+DESCRIPTION = """\
+agent: the insurance conversation agent on a local stack, on this machine.
+
+Every chat turn runs the real Step Functions graph (statemachine/turn.asl.json) with its real
+Lambda handlers on an embedded stack (moto, an embedded Qdrant store, the offline model provider by
+default): no AWS account and no network needed. Documents, threads, accounts and logs live in
+$AGENT_HOME (default ./.agent, or --home DIR). While one command runs the stack (`agent serve`,
+or a `chat` / `converse` in progress), the other commands on the same home run through it."""
+
+EPILOG = """\
+first commands to try (from the repository's folder):
+  agent ingest samples/corpus/sepehr --tenant sepehr
+      load the sample documents of the tenant (insurer) sepehr
+  agent documents --tenant sepehr
+      what was ingested: one line per document
+  agent search "فرانشیز بیمه بدنه" --tenant sepehr
+      what retrieval finds for a question
+  agent chat --tenant sepehr --user u-1001
+      talk to the agent; /new starts a new thread, /help, /quit
+  agent converse samples/conversations/demo.json --pretty --new-threads
+      a scripted conversation
+  agent serve
+      the stack as a service for a backend's boto3, with the turns page at /ui
+
+`agent COMMAND --help` describes each command; the README's section on the `agent` CLI has more."""
+
+INGEST_EPILOG = f"""\
+DIR is read recursively; formats and limits are in docs/ingest.md.
+exit status:
+  0  every file was ingested
+  {EXIT_SKIPPED}  the readable files were ingested, some were skipped (each is named on stderr with its reason)
+  2  bad arguments
+  1  the chunk store or the running stack failed"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agent", description=__doc__,
+    parser = argparse.ArgumentParser(prog="agent", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--home", help="local data folder (default $AGENT_HOME or ./.agent)")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--home", metavar="DIR", help="local data folder (default $AGENT_HOME or ./.agent)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     stack_options = argparse.ArgumentParser(add_help=False)
     stack_options.add_argument(
         "--parameter-overrides", nargs="+", metavar="Key=Value",
         help="template.yaml parameters for the local stack, as with SAM (e.g. TopicScope=corpus MaxLlmCalls=6); "
              "they win over environment variables, which win over the template's defaults")
+    tenant_help = "the tenant (insurer) whose documents and users these are, e.g. sepehr"
+    roles_help = f"the caller's roles, comma-separated, from {', '.join(KNOWN_ROLES)} (default user)"
+    domain_help = "limit retrieval to documents of this domain (front matter `domain`, e.g. car or health)"
 
-    p = sub.add_parser("ingest", help="load the documents of a folder (.md, .txt, .pdf, .docx, .html) into the chunk store")
-    p.add_argument("dir", nargs="?")
-    p.add_argument("--tenant", required=True)
+    p = sub.add_parser("ingest", help=f"load the documents of a folder ({DOCUMENT_FORMATS}) into the chunk store",
+                       epilog=INGEST_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", nargs="?", metavar="DIR",
+                   help=f"folder of documents ({DOCUMENT_FORMATS}), read recursively; omit with --delete")
+    p.add_argument("--tenant", required=True, help=tenant_help)
     p.add_argument("--reset", action="store_true", help="remove the tenant's chunks first")
     p.add_argument("--delete", metavar="FILE_ID", help="remove one document's chunks instead")
     p.add_argument("--sync", action="store_true",
@@ -544,38 +597,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("documents", help="list a tenant's documents, or print one document's chunks")
-    p.add_argument("--tenant", required=True)
+    p.add_argument("--tenant", required=True, help=tenant_help)
     p.add_argument("--show", metavar="FILE_ID", help="print this document's chunks, one JSON object a line")
     p.add_argument("--json", action="store_true", help="the list as one JSON object a line")
     p.set_defaults(func=cmd_documents)
 
     p = sub.add_parser("converse", parents=[stack_options], help="run a scripted conversation; one JSON line per turn")
-    p.add_argument("script")
+    p.add_argument("script", metavar="SCRIPT",
+                   help="JSON file: one conversation or a list of them, each {thread_id, user_id, tenant_id, roles, "
+                        "domain, turns} (e.g. samples/conversations/demo.json; format in the README)")
     p.add_argument("--pretty", action="store_true", help="readable output instead of JSON lines")
     p.add_argument("--new-threads", action="store_true",
                    help="suffix the script's thread and turn ids with a fresh run id (replay a script on a used home)")
     p.set_defaults(func=cmd_converse)
 
     p = sub.add_parser("chat", parents=[stack_options], help="interactive conversation on the local stack")
-    p.add_argument("--tenant", required=True)
-    p.add_argument("--user", required=True)
-    p.add_argument("--roles", default="user", help=f"comma-separated, from {', '.join(KNOWN_ROLES)}")
-    p.add_argument("--domain")
-    p.add_argument("--thread", help="continue this thread (default: a new one)")
+    p.add_argument("--tenant", required=True, help=tenant_help)
+    p.add_argument("--user", required=True, metavar="USER_ID",
+                   help="the customer's user id, as the backend would send it (threads, memory and account "
+                        "policies are this user's), e.g. u-1001")
+    p.add_argument("--roles", default="user", help=roles_help)
+    p.add_argument("--domain", help=domain_help)
+    p.add_argument("--thread", metavar="THREAD_ID", help="continue this thread (default: a new one)")
     p.set_defaults(func=cmd_chat)
 
     p = sub.add_parser("search", help="query the chunk store with the retrieve node's pipeline")
-    p.add_argument("query", nargs="?")
-    p.add_argument("--tenant", required=True)
-    p.add_argument("--roles", default="user", help=f"comma-separated, from {', '.join(KNOWN_ROLES)}")
-    p.add_argument("--domain")
-    p.add_argument("--k", type=int, default=None)
+    p.add_argument("query", nargs="?", metavar="QUERY", help="the text to search for (or --queries FILE)")
+    p.add_argument("--tenant", required=True, help=tenant_help)
+    p.add_argument("--roles", default="user", help=f"{roles_help}: which audiences' documents may be returned")
+    p.add_argument("--domain", help=domain_help)
+    p.add_argument("--k", type=int, default=None, metavar="N",
+                   help="how many chunks to return per query (default: the retrieve node's, AGENT_TOP_K or 6)")
     p.add_argument("--queries", metavar="FILE", help="one query per line")
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("serve", parents=[stack_options],
                        help="run the local stack as a service: AWS endpoints for a backend's boto3, shared by "
-                            "the other agent commands")
+                            "the other agent commands, and the turns page at /ui")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0 picks a free one)")
     p.set_defaults(func=cmd_serve)
@@ -583,7 +641,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", parents=[stack_options],
                        help="score labelled questions on documents of your own: a fresh tenant, every question a "
                             "real turn; tables, report.json and report.html")
-    p.add_argument("docs", metavar="DOCS", help="folder of .md/.txt documents, ingested into a fresh, isolated home")
+    p.add_argument("docs", metavar="DOCS",
+                   help=f"folder of documents ({DOCUMENT_FORMATS}, as agent ingest reads them), ingested into "
+                        "a fresh, isolated home")
     p.add_argument("questions", metavar="QUESTIONS", help="labelled questions (JSON list; format in the README)")
     p.add_argument("--out", default="eval-report", metavar="DIR",
                    help="where report.json and report.html go (default ./eval-report)")
@@ -597,14 +657,16 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_parser(sub, _prepare_home)
 
     p = sub.add_parser("accounts", help="the account tool's local policy table")
-    accounts = p.add_subparsers(dest="action", required=True)
+    accounts = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     load = accounts.add_parser("load", parents=[stack_options], help="load policy records from a JSON file")
-    load.add_argument("file")
+    load.add_argument("file", metavar="FILE",
+                      help="JSON list of policy records (tenant_id, user_id, policy_number, product, ...; "
+                           "e.g. samples/accounts.json)")
     load.set_defaults(func=cmd_accounts)
 
     p = sub.add_parser("memory", parents=[stack_options], help="print a user's long-term profile")
-    p.add_argument("--user", required=True)
-    p.add_argument("--tenant", required=True)
+    p.add_argument("--user", required=True, metavar="USER_ID", help="the user whose profile to print")
+    p.add_argument("--tenant", required=True, help=tenant_help)
     p.set_defaults(func=cmd_memory)
     return parser
 

@@ -71,6 +71,17 @@ WARM_UP = "AGENT_WARM_UP"
 # A turn waits at most this long for the warm-up, then loads what it needs itself: a load that hangs
 # must not hold every turn.
 WARM_UP_WAIT_SECONDS = 600
+# The AWS services the stack answers, by SigV4 signing name: those of template.yaml's resources and
+# those its handlers and tools call through its endpoint. moto would answer anything else as S3
+# (an unsigned POST got a bucket listing), so anything else gets a JSON error instead.
+SERVED_SERVICES = frozenset({
+    "dynamodb", "states", "lambda", "iam", "sts", "kms", "logs", "monitoring", "secretsmanager",
+    "cloudformation", "xray",
+})
+# moto's own control API (the stack configures moto through it at start; benchmarks reset with it).
+_MOTO_PATHS = ("/moto-api", "/favicon.ico")
+_CREDENTIAL_SCOPE = re.compile(r"Credential=[^/,\s]+/\d{8}/[^/,\s]+/([^/,\s]+)/aws4_request")
+
 
 
 class StackError(RuntimeError):
@@ -519,9 +530,13 @@ class _StackApp:
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         path = environ.get("PATH_INFO", "")
-        for route, app in self.stack.routes.items():
+        for route, app in list(self.stack.routes.items()):  # routes may be added while it serves
             if path == route or (route.endswith("/") and path.startswith(route)):
                 return app(environ, start_response)
+        if not path.startswith(_MOTO_PATHS):
+            signed = signed_service(environ)
+            if signed not in SERVED_SERVICES:
+                return self._not_served(environ, start_response, signed)
         target = environ.get("HTTP_X_AMZ_TARGET", "")
         service, _, action = target.partition(".")
         if action == "StartSyncExecution":
@@ -534,6 +549,41 @@ class _StackApp:
                 # moto answered after the execution ended: its writes are committed; save before replying.
                 self.stack.save()
         return result
+
+
+    def _not_served(self, environ: dict[str, Any], start_response: Callable[..., Any], service: str | None) -> list[bytes]:
+        """A JSON error for a request that is neither a signed call of a served service nor a path of the stack."""
+        own = sorted(route.rstrip("/") + ("/..." if route.endswith("/") else "") for route in self.stack.routes)
+        accept = environ.get("HTTP_ACCEPT", "")
+        if (service is None and environ.get("PATH_INFO", "") == "/" and environ.get("REQUEST_METHOD") == "GET"
+                and "text/html" in accept and "/ui" in self.stack.routes):
+            start_response("302 Found", [("Location", "/ui"), ("Content-Length", "0")])  # a browser: the page
+            return [b""]
+        served = ", ".join(sorted(SERVED_SERVICES))
+        if service is None:
+            status, code = "404 Not Found", "NotFound"
+            message = (f"{environ.get('REQUEST_METHOD', '')} {environ.get('PATH_INFO', '')} is not a path of the "
+                       f"local stack ({', '.join(own) or 'none'}) and not a signed AWS API call (SigV4) of the "
+                       f"services it serves: {served}")
+        else:
+            status, code = "400 Bad Request", "ServiceNotServed"
+            message = f"the local stack does not serve the AWS service {service!r}; it serves: {served}"
+        body = json.dumps({"__type": code, "error": code, "message": message}).encode()
+        start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body))),
+                                ("x-amzn-ErrorType", code)])
+        return [body]
+
+
+def signed_service(environ: dict[str, Any]) -> str | None:
+    """The service a SigV4-signed request is for (its credential scope's service), or None when unsigned."""
+    auth = environ.get("HTTP_AUTHORIZATION", "")
+    match = _CREDENTIAL_SCOPE.search(auth) if auth.startswith("AWS4-HMAC-SHA256") else None
+    if match is None:  # a presigned URL carries the scope in its query
+        from urllib.parse import parse_qs
+
+        credential = parse_qs(environ.get("QUERY_STRING", "")).get("X-Amz-Credential", [""])[0]
+        match = _CREDENTIAL_SCOPE.search(f"Credential={credential}")
+    return match.group(1).lower() if match else None
 
 
 def ensure_importable() -> None:

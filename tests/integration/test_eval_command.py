@@ -67,6 +67,17 @@ def test_every_question_turn_is_a_record_with_its_reply_and_verdict(evaluated):
     assert data["meta"]["ingest"]["files"] == 3 and data["meta"]["provider"] == "local"
 
 
+def test_the_page_lists_the_declined_answerable_questions_with_their_reason(evaluated):
+    _, out, _ = evaluated
+    records = json.loads((out / "report.json").read_text(encoding="utf-8"))["records"]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    declined = [r for r in records if r["verdict"] == "declined" and r["kind"] != "unanswerable"]
+    assert f"Declined answerable questions ({len(declined)})</h2>" in page
+    for record in declined:
+        assert f'<div class="case declined" id="{record["id"]}">' in page
+    assert '<div class="case declined" id="U1">' not in page
+
+
 def test_the_run_leaves_the_users_home_alone_and_prints_the_tables(evaluated):
     done, out, home = evaluated
     assert not home.exists()  # neither the store, nor the tables, nor the log of AGENT_HOME

@@ -148,6 +148,35 @@ def test_chat_warns_on_a_tenant_without_documents_and_refuses_unknown_roles(serv
     assert "--roles: 'superuser' is not a role (allowed: user, officer, admin" in refused.stderr
 
 
+def test_chat_after_a_hand_off_says_to_start_a_new_thread(served):
+    chat = agent(served.home, "chat", "--tenant", TENANT, "--user", "u-4004",
+                 stdin="می‌خواهم با یک کارشناس صحبت کنم\nهنوز کسی جواب نداده؟\n/new\nسلام\n/quit\n")
+    assert chat.returncode == 0, chat.stderr
+    out = " ".join(chat.stdout.split())  # rich wraps long lines off a terminal
+    before, after = out.split("new thread chat-")
+    assert "escalate (user_requested)" in before and "refused (thread_handed_off)" in before
+    assert "This thread is now handed to a person" in before
+    assert "This thread was handed to a person and takes no more messages" in before
+    assert before.count("Type /new to start a new thread.") == 2  # after the hand-off and after the refusal
+    assert "Type /new to start a new thread." not in after  # the new thread answers
+
+
+def test_documents_and_ingest_through_serve_say_so_and_ingest_exits_3_on_skipped_files(served, tmp_path):
+    listed = agent(served.home, "documents", "--tenant", TENANT)
+    assert listed.returncode == 0 and listed.stdout.strip(), listed.stderr
+    assert "agent: using the local stack of `agent serve`" in listed.stderr
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    shutil.copy(REPO / "samples" / "corpus" / "sepehr" / "home-fire.md", corpus / "home-fire.md")
+    (corpus / "scan.pdf").write_text("not a PDF at all", encoding="utf-8")
+    ingested = agent(served.home, "ingest", str(corpus), "--tenant", "skips")
+    assert ingested.returncode == 3, ingested.stderr
+    assert "skipped scan.pdf: format_mismatch" in ingested.stderr
+    assert "ingested 1 files" in ingested.stdout and "1 skipped" in ingested.stdout
+    shown = agent(served.home, "documents", "--tenant", "skips", "--json")
+    assert [json.loads(line)["format"] for line in shown.stdout.splitlines()] == ["md"]
+
+
 def _pty_chat(home: Path):
     import pty
 

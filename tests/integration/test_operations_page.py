@@ -18,6 +18,8 @@ pytestmark = pytest.mark.stack
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 KNOWLEDGE = "دوره انتظار زایمان در بیمه تکمیلی درمان چقدر است؟"
+# User input that is markup, with personal data: the list shows it as text, masked.
+MARKUP = "شماره من 09121234567 است. <img src=x onerror=alert(1)> <b>فرانشیز</b> بدنه چقدر است؟"
 # The page's colours (ui/graph.js): a state on the path, a failed one, one not visited.
 GREEN, RED, GREY = (0x2E, 0x7D, 0x32), (0xC6, 0x28, 0x28), (0xEC, 0xEF, 0xF3)
 
@@ -39,8 +41,10 @@ def page(stack, agent_home):
         crashed = failed.say(KNOWLEDGE)
     finally:
         moto_patches.register_handler(name, original)
+    marked = Conversation(stack)
+    markup = marked.say(MARKUP)
     server = UiServer(agent_home).start()
-    yield server, {"answer": (answer, answered), "failed": (failed, crashed)}
+    yield server, {"answer": (answer, answered), "failed": (failed, crashed), "markup": (marked, markup)}
     server.stop()
 
 
@@ -68,7 +72,7 @@ def _chromium(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProc
 
 def test_the_api_lists_turns_and_gives_a_graph(page):
     server, turns = page
-    base = server.url.removesuffix("/ui")
+    base = server.url
     listed = json.loads(urllib.request.urlopen(f"{base}/api/turns", timeout=30).read())
     assert {turns["answer"][1]["turn_id"], turns["failed"][1]["turn_id"]} <= {t["turn_id"] for t in listed}
     graph = json.loads(urllib.request.urlopen(f"{base}/api/graph?execution={_arn(turns['failed'])}", timeout=30).read())
@@ -76,6 +80,31 @@ def test_the_api_lists_turns_and_gives_a_graph(page):
     assert verify["failed"] and verify["errors"][-1]["error"] == "RuntimeError"
     html = urllib.request.urlopen(server.url, timeout=30).read().decode()
     assert "<script src=\"/ui/graph.js\">" in html and "http" not in html.split("<body>")[1]  # nothing remote
+
+
+def test_each_listed_turn_has_its_question_and_reply_masked_as_in_the_log(page):
+    server, turns = page
+    listed = {t["turn_id"]: t for t in json.loads(urllib.request.urlopen(f"{server.url}/api/turns", timeout=30).read())}
+    answered = listed[turns["answer"][1]["turn_id"]]
+    assert answered["question"] == KNOWLEDGE
+    assert answered["reply"] == " ".join(turns["answer"][1]["message"].split())[:280]
+    marked = listed[turns["markup"][1]["turn_id"]]
+    assert marked["question"].startswith("[masked phone] <img src=x") and "09121234567" not in json.dumps(listed)
+    assert marked["reply"]
+    assert len(marked["question"]) <= 280
+
+
+def test_the_list_shows_question_and_reply_as_text_not_markup(page, tmp_path):
+    server, turns = page
+    dom = _chromium(tmp_path, f"{server.url}#{_arn(turns['markup'])}", "--dump-dom")
+    if dom.returncode < 0:
+        pytest.skip(f"headless chromium was killed by signal {-dom.returncode} three times (--dump-dom)")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    html = dom.stdout
+    assert '<div class="question" dir="auto">[masked phone] &lt;img src=x onerror=alert(1)&gt; &lt;b&gt;' in html
+    assert "<img src" not in html and "<b>فرانشیز" not in html
+    assert f'<div class="question" dir="auto">{KNOWLEDGE}</div>' in html
+    assert html.count('<div class="reply" dir="auto">') >= 3
 
 
 def test_the_rendered_graph_marks_the_path_and_the_failure(page, tmp_path):

@@ -45,3 +45,35 @@ def test_backend_client_runs_turns_with_start_sync_execution(served):
     other = json.loads(client.start_sync_execution(stateMachineArn=served["state_machine_arn"],
                                                    input=json.dumps(intruder))["output"])
     assert other["status"] == "refused" and other["error"] == "thread_not_owned"
+
+
+def test_the_turns_page_is_on_the_stacks_own_port_and_stray_requests_get_a_json_error(served):
+    import urllib.error
+    import urllib.request
+
+    endpoint = served["endpoint_url"]
+    assert served["ui"] == f"{endpoint}/ui"
+    page = urllib.request.urlopen(served["ui"], timeout=30).read().decode()
+    assert '<script src="/ui/graph.js">' in page
+    assert json.loads(urllib.request.urlopen(f"{endpoint}/ui/api/turns", timeout=30).read()) == []
+
+    def refused(request):
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=30)
+        return caught.value.code, json.loads(caught.value.read())
+
+    # An unsigned POST used to be answered by moto's catch-all: an S3 bucket listing.
+    code, body = refused(urllib.request.Request(f"{endpoint}/", data=b"", method="POST"))
+    assert code == 404 and body["error"] == "NotFound" and "not a signed AWS API call" in body["message"]
+    assert "/ui" in body["message"] and "/agent/v1/..." in body["message"]
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="x",
+                      aws_secret_access_key="x")
+    with pytest.raises(s3.exceptions.ClientError) as caught:
+        s3.list_buckets()
+    assert caught.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    # A signed call of a service the stack serves still reaches it; a browser at / is sent to the page.
+    dynamodb = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="x",
+                            aws_secret_access_key="x")
+    assert any(name.endswith("-threads") for name in dynamodb.list_tables()["TableNames"])
+    browser = urllib.request.urlopen(urllib.request.Request(f"{endpoint}/", headers={"Accept": "text/html"}), timeout=30)
+    assert browser.url == served["ui"]

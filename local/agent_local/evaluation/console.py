@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from agent_local.evaluation.scoring import MISTAKES, rejections
+from agent_local.evaluation.scoring import MISTAKES, REJECTIONS_LABEL, rejections
 
 
 class Progress:
@@ -59,7 +59,7 @@ def print_tables(summary: dict[str, Any], console: Any = None) -> None:
         table = Table(title=f"{title}: {s['answerable_correct']}/{s['answerable']} answerable correct, "
                             f"{s['wrong']}/{s['replies']} wrong ({s['wrong_share']:.1%}), unanswerable answered "
                             f"{s['unanswerable_answered']} of {s['unanswerable']}", title_justify="left")
-        for column in ("kind", "n", "correct", "wrong", "declined", "escalation reasons", "drafts: rejected by",
+        for column in ("kind", "n", "correct", "wrong", "declined", "escalation reasons", REJECTIONS_LABEL,
                        "calls/turn", "p50 s", "p95 s"):
             table.add_column(column, justify="right" if column in _NUMERIC else "left")
         rows = list(s["by_kind"].items()) + [("total", s)]

@@ -12,7 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from agent_local.evaluation.runner import EvalRun
-from agent_local.evaluation.scoring import CORRECT, MISTAKES, categories_of, rejections
+from agent_local.evaluation.scoring import (
+    CORRECT,
+    DECLINED,
+    MISTAKES,
+    REJECTIONS_LABEL,
+    UNANSWERABLE,
+    categories_of,
+    decline_reason,
+    rejections,
+)
 
 # Segments of a kind's bar, in drawing order: the verdict for answers, the status for everything else.
 SEGMENTS = (
@@ -59,6 +68,7 @@ td.l,th.l{text-align:left}.bad{color:#c62828;font-weight:600}.good{color:#2e7d32
 .legend span{display:inline-block;margin-right:14px;font-size:13px}
 .legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
 .case{border:1px solid #e3c3c3;border-left:4px solid #c62828;padding:8px 12px;margin:10px 0;border-radius:4px}
+.case.declined{border-color:#c3cfe3;border-left-color:#3f6fb5}
 .case .q{font-size:15px;font-weight:600}.case .r{white-space:pre-wrap;background:#fafafa;padding:6px;margin:6px 0}
 blockquote{margin:4px 0 4px 12px;padding:4px 8px;border-left:3px solid #b0bac8;font-size:13px;white-space:pre-wrap}
 .cfg{background:#fff6d5;font-weight:600}.note{font-size:13px;color:#566070;max-width:900px}
@@ -75,6 +85,7 @@ def html(run: EvalRun) -> str:
         "<h2>Replies per kind</h2>", _legend(), _bars(run.records),
         "<h2>Thresholds: correct against wrong answers</h2>", _sweep(run.sweep),
         f"<h2>Wrong answers ({summary['all']['wrong']})</h2>", _mistakes(run.records),
+        f"<h2>Declined answerable questions ({len(_declined(run.records))})</h2>", _declined_cases(run.records),
     ]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -115,7 +126,7 @@ def _summary_table(summary: dict[str, Any]) -> str:
 
 def _kind_table(summary: dict[str, Any]) -> str:
     head = ('<tr><th class="l">kind</th><th>replies</th><th>correct</th><th>wrong</th><th>declined</th>'
-            '<th class="l">escalation reasons</th><th class="l">drafts: rejected by</th><th>model calls / turn</th>'
+            f'<th class="l">escalation reasons</th><th class="l">{REJECTIONS_LABEL}</th><th>model calls / turn</th>'
             '<th>p50</th><th>p95</th></tr>')
     rows = []
     for kind, s in summary["by_kind"].items():
@@ -232,4 +243,31 @@ def _mistakes(records: list[dict[str, Any]]) -> str:
             f'{r["half"].upper()} half · verdict {r["verdict"]}</p>'
             f'<p class="q" dir="auto">{escape(r["question"])}</p><p class="meta" dir="auto">{escape(expected)}</p>'
             f'<div class="r" dir="auto">{escape(r["reply"]["message"])}</div>{passages}</div>')
+    return "".join(out)
+
+
+def _declined(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in records if r["verdict"] == DECLINED and r["kind"] != UNANSWERABLE]
+
+
+def _expected(record: dict[str, Any]) -> str:
+    return (f"expected a citation of {', '.join(record['file_ids'])} and one of: "
+            + " | ".join(record["must_contain"]))
+
+
+def _declined_cases(records: list[dict[str, Any]]) -> str:
+    """Every answerable turn that got no scored answer, with why: the recall a stricter setting costs."""
+    declined = _declined(records)
+    if not declined:
+        return '<p class="good">None.</p>'
+    out = []
+    for r in declined:
+        rejected = sorted({guard for d in r.get("drafts", []) for guard in d.get("rejected_by", [])})
+        drafts = (f'<p class="meta">drafts rejected by: {escape(", ".join(rejected))}</p>' if rejected else "")
+        out.append(
+            f'<div class="case declined" id="{escape(r["id"])}"><p class="meta">{escape(r["id"])} · '
+            f'{escape(r["kind"])} · {r["half"].upper()} half · <span class="reason">{escape(decline_reason(r))}'
+            f'</span></p><p class="q" dir="auto">{escape(r["question"])}</p>'
+            f'<p class="meta" dir="auto">{escape(_expected(r))}</p>'
+            f'<div class="r" dir="auto">{escape(r["reply"]["message"])}</div>{drafts}</div>')
     return "".join(out)

@@ -86,7 +86,8 @@ def _ingest(docs: Path, tenant: str, on_ingest: IngestProgress | None) -> dict[s
 
     report = ingest_directory(docs, tenant, reset=True, progress=on_ingest)
     if not report.files:
-        skipped = "; ".join(f"{s.path}: {s.reason}" for s in report.skipped) or "no .md or .txt files"
+        skipped = ("; ".join(f"{s.path}: {s.reason}" for s in report.skipped)
+                   or "no file of a format agent ingest reads: .md, .txt, .pdf, .docx, .html")
         raise EvalError(f"no document of {docs} was ingested ({skipped})")
     return {"files": report.files, "chunks": report.chunks, "seconds": report.seconds,
             "skipped": [{"path": str(s.path), "reason": str(s.reason)} for s in report.skipped]}

@@ -105,10 +105,31 @@ def kind_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+REJECTIONS_LABEL = "drafts rejected, by guard"
+
+
 def rejections(summary: dict[str, Any]) -> str:
-    """«12: numbers 3, verify 5»: the answered drafts and how many each guard rejected."""
+    """«numbers 3, verify 5 of 12»: how many answered drafts each guard rejected, of how many drafts
+    («none of 12» when every draft passed, «-» without drafts)."""
+    drafts = summary.get("drafts", 0)
+    if not drafts:
+        return "-"
     rejected = ", ".join(f"{guard} {n}" for guard, n in summary.get("rejected_by", {}).items())
-    return f"{summary.get('drafts', 0)}: {rejected}" if rejected else str(summary.get("drafts", 0))
+    return f"{rejected or 'none'} of {drafts}"
+
+
+def decline_reason(record: dict[str, Any]) -> str:
+    """Why a turn got no scored answer: the escalation reason or refusal code, a clarifying question,
+    or an answer without citations."""
+    reason = _reason(record)
+    status = record["reply"]["status"]
+    if reason:
+        return reason if reason.startswith(f"{status}:") else f"{status}: {reason}"
+    if status == "clarify":
+        return "clarify: asked a clarifying question"
+    if status == "answer":
+        return "answer without citations"
+    return status
 
 
 def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 // The turn page: the list of recent executions and, for the selected one, the ASL drawn as a graph
-// with the path taken highlighted (data from /api/turns and /api/graph, computed by agent_local.trace).
+// with the path taken highlighted (data from /ui/api/turns and /ui/api/graph, computed by agent_local.trace).
+// Every text of a turn is user input or derived from it: it is set with textContent only, never as HTML.
 "use strict";
 
 const NODE_W = 172, NODE_H = 36, CELL_W = 200, CELL_H = 66, PAD = 24;
@@ -32,7 +33,7 @@ async function getJSON(url) {
 
 async function loadTurns() {
   const list = document.getElementById("turn-list");
-  const turns = await getJSON("/api/turns");
+  const turns = await getJSON("/ui/api/turns");
   list.textContent = turns.length ? "" : "No executions logged yet: run a turn (agent chat, converse, or a backend).";
   for (const turn of turns) {
     const row = document.createElement("div");
@@ -42,6 +43,14 @@ async function loadTurns() {
     const badge = text("span", outcome + (turn.reason ? ` · ${turn.reason}` : ""), `badge ${outcome}`);
     row.appendChild(badge);
     row.appendChild(text("div", turn.turn_id || turn.execution_arn, "id"));
+    const question = text("div", turn.question || "(no message)", "question");
+    question.dir = "auto";
+    row.appendChild(question);
+    // The reply's message, or what the turn ended with when it has none (a failed execution).
+    const reply = text("div", turn.reply || `${outcome}${turn.reason ? ` (${turn.reason})` : ""}: no reply message`,
+                       "reply");
+    reply.dir = "auto";
+    row.appendChild(reply);
     const when = new Date(turn.start_ms).toLocaleString();
     row.appendChild(text("div", `thread ${turn.thread_id || "-"} · ${ms(turn.duration_ms)} · ${when}`, "meta"));
     row.addEventListener("click", () => select(turn.execution_arn));
@@ -57,7 +66,7 @@ async function select(arn) {
     row.classList.toggle("selected", row.dataset.execution === arn);
   }
   history.replaceState(null, "", `#${encodeURIComponent(arn)}`);
-  const graph = await getJSON(`/api/graph?execution=${encodeURIComponent(arn)}`);
+  const graph = await getJSON(`/ui/api/graph?execution=${encodeURIComponent(arn)}`);
   drawHeader(graph);
   drawGraph(graph);
 }

@@ -82,3 +82,41 @@ def test_the_sweep_table_marks_the_configured_setting():
     assert configured == [("1", "1")]  # the run's own setting: F1's draft correct, F2's wrong
     stricter = re.search(r"<tr><th>0.7</th><td[^>]*>(\d+) / <span[^>]*>(\d+)</span>", page)
     assert stricter.groups() == ("1", "0")  # MinConfidence 0.7 would have stopped F2 (confidence 0.6)
+
+
+def _declining_run():
+    run = _run()
+    drafts = [{"answered": True, "rejected_by": ["numbers"]}, {"answered": True, "rejected_by": ["verify"]}]
+    run.records.append(_record("F3", "formal", "declined", "escalate", question="سقف <i>تعهد</i> چقدر است؟",
+                               message="با همکارم صحبت کنید", reason="ungrounded") | {"drafts": drafts})
+    run.records.append(_record("F4", "formal", "declined", "refused") | {"refusal": "thread_handed_off"})
+    from agent_local.evaluation.scoring import summaries
+
+    run.summary = summaries(run.records)
+    return run
+
+
+def test_the_page_lists_each_declined_answerable_question_with_its_reason():
+    page = report.html(_declining_run())
+    assert "Declined answerable questions (3)</h2>" in page
+    declined = page.split("Declined answerable questions (3)</h2>")[1]
+    cases = dict(re.findall(r'<div class="case declined" id="([^"]+)">.*?<span class="reason">([^<]*)</span>',
+                            declined))
+    assert cases == {"F3": "escalate: ungrounded", "F4": "refused: thread_handed_off",
+                     "CH1#2": "clarify: asked a clarifying question"}
+    assert "U1" not in cases  # an unanswerable question declined is right, not a miss
+    assert "&lt;i&gt;تعهد&lt;/i&gt;" in declined and "<i>تعهد" not in page  # the question, escaped
+    assert "با همکارم صحبت کنید" in declined and "drafts rejected by: numbers, verify" in declined
+    assert "expected a citation of act and one of: دو سال" in declined
+
+
+def test_the_kind_table_names_the_guards_that_rejected_drafts():
+    page = report.html(_declining_run())
+    assert "<th class=\"l\">drafts rejected, by guard</th>" in page and "drafts: rejected by" not in page
+    formal = re.search(r'<tr><td class="l">formal</td>(.*?)</tr>', page).group(1)
+    assert "numbers 1, verify 1 of 2" in formal
+    unanswerable = re.search(r'<tr><td class="l">unanswerable</td>(.*?)</tr>', page).group(1)
+    assert '<td class="l">-</td>' in unanswerable  # no drafts at all: not a count of zero
+    from agent_local.evaluation.scoring import rejections
+
+    assert rejections({"drafts": 4, "rejected_by": {}}) == "none of 4"

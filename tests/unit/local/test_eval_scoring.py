@@ -96,7 +96,7 @@ def test_summaries_count_answered_drafts_and_the_guards_that_rejected_them():
     assert total["drafts"] == 3  # an abstention is no draft
     assert total["rejected_by"] == {"citations": 1, "numbers": 1, "verify": 1}
     assert total["by_kind"]["colloquial"]["drafts"] == 0 and total["by_kind"]["colloquial"]["rejected_by"] == {}
-    assert rejections(total) == "3: citations 1, numbers 1, verify 1" and rejections({"drafts": 0}) == "0"
+    assert rejections(total) == "citations 1, numbers 1, verify 1 of 3" and rejections({"drafts": 0}) == "-"
 
 
 def _draft(confidence, support, verdict, eligible=True):
