@@ -169,3 +169,19 @@ def bedrock(stack):
         patch.undo()
         base.get_provider.cache_clear()
         get_settings.cache_clear()
+
+
+class Context:
+    """The Lambda context a handler reads (name, request id, remaining time), for direct invocations."""
+
+    function_name = "test"
+    function_version = "$LATEST"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:test"
+    memory_limit_in_mb = 512
+    aws_request_id = "req-1"
+    log_group_name = "/aws/lambda/test"
+    log_stream_name = "local"
+
+    @staticmethod
+    def get_remaining_time_in_millis():
+        return 30000

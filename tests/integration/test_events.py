@@ -16,6 +16,7 @@ from agent_local.template import REPO_ROOT
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import TurnReply
 from insurance_agent.store import threads, turns
+from probes import Context
 
 pytestmark = pytest.mark.stack
 EVENTS = REPO_ROOT / "events"
@@ -23,20 +24,6 @@ CHAIN = ["load_memory", "triage", "contextualize", "retrieve", "grade", "generat
 STATE_NAMES = {"load_memory": "LoadMemory", "triage": "Triage", "contextualize": "Contextualize",
                "retrieve": "Retrieve", "grade": "Grade", "generate": "Generate", "verify": "Verify",
                "write_memory": "WriteMemory", "clarify": "Clarify", "account": "Account", "escalate": "Escalate"}
-
-
-class Context:
-    function_name = "test"
-    function_version = "$LATEST"
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:test"
-    memory_limit_in_mb = 512
-    aws_request_id = "req-1"
-    log_group_name = "/aws/lambda/test"
-    log_stream_name = "local"
-
-    @staticmethod
-    def get_remaining_time_in_millis():
-        return 30000
 
 
 def handler(folder):

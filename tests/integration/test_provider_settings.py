@@ -26,25 +26,11 @@ from agent_local.template import REPO_ROOT
 from insurance_agent.errors import ConfigurationError
 from insurance_agent.models.turn import EscalationReason
 from insurance_agent.nodes import messages
-from probes import assert_thread_consistent
+from probes import Context, assert_thread_consistent
 
 KNOWLEDGE = "دوره انتظار زایمان در بیمه تکمیلی درمان چقدر است؟"
 MODEL_NODES = {"triage": "Triage", "contextualize": "Contextualize", "grade": "Grade", "clarify": "Clarify",
                "generate": "Generate", "verify": "Verify"}
-
-
-class Context:
-    function_name = "test"
-    function_version = "$LATEST"
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:test"
-    memory_limit_in_mb = 512
-    aws_request_id = "req-1"
-    log_group_name = "/aws/lambda/test"
-    log_stream_name = "local"
-
-    @staticmethod
-    def get_remaining_time_in_millis():
-        return 30000
 
 
 def _cold_start(folder: str):
