@@ -121,10 +121,13 @@ def _overrides(args: argparse.Namespace) -> dict[str, str]:
 
 def _check_model_settings(args: argparse.Namespace) -> None:
     """Before any turn: refuse a model provider that cannot run one, naming what to set (agent_local/preflight.py)."""
+    # The check imports the providers, and with them the service's logger, which picks its output when
+    # first imported: the home's log file must be set by then, or every node's log line lands on stdout
+    # (which `converse` and `search` keep for JSON replies).
+    home = _prepare_home(args)
     from agent_local.preflight import model_settings_problem
     from agent_local.service import running_service
 
-    home = _home(args)
     if args.command != "eval" and running_service(home) is not None:
         return  # the turns run on that stack, with the parameters it was checked with when it started
     problem = model_settings_problem(home, _overrides(args))
