@@ -122,9 +122,14 @@ def _overrides(args: argparse.Namespace) -> dict[str, str]:
 def _check_model_settings(args: argparse.Namespace) -> None:
     """Before any turn: refuse a model provider that cannot run one, naming what to set (agent_local/preflight.py)."""
     # The check imports the providers, and with them the service's logger, which picks its output when
-    # first imported: the home's log file must be set by then, or every node's log line lands on stdout
-    # (which `converse` and `search` keep for JSON replies).
-    home = _prepare_home(args)
+    # first imported: a log file must be set by then, or every node's log line lands on stdout (which
+    # `converse` keeps for JSON replies). eval leaves the user's home alone and deletes its own after
+    # the run, logs included.
+    if args.command == "eval":
+        home = _home(args)
+        os.environ.setdefault("AGENT_LOG_FILE", os.devnull)
+    else:
+        home = _prepare_home(args)
     from agent_local.preflight import model_settings_problem
     from agent_local.service import running_service
 
