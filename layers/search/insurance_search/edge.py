@@ -143,7 +143,7 @@ class EdgeClient:
             with_payload=_payload_selector(with_payload), with_vector=_with_vectors(with_vectors),
         )
         records, next_offset = self._shard(collection_name).scroll(request)
-        points = [rest.Record(id=str(r.id), payload=r.payload, vector=_rest_vectors(r.vector)) for r in records]
+        points = [rest.Record(id=str(r.id), payload=r.payload, vector=_vectors(r.vector, _rest_vector)) for r in records]
         return points, str(next_offset) if next_offset is not None else None
 
     def query_points(
@@ -224,22 +224,18 @@ def _schema(schema: Any) -> Any:
     raise TypeError(f"unsupported payload index schema {schema!r}")
 
 
-def _vectors(vector: Any) -> Any:
+def _vectors(vector: Any, convert: Any = None) -> Any:
+    """A point's vector or named vectors, each through `convert` (default: to Edge's types)."""
+    convert = convert or _vector
     if isinstance(vector, dict):
-        return {name: _vector(value) for name, value in vector.items()}
-    return _vector(vector)
+        return {name: convert(value) for name, value in vector.items()}
+    return convert(vector)
 
 
 def _vector(value: Any) -> Any:
     if isinstance(value, models.SparseVector):
         return edge.SparseVector(list(value.indices), [float(v) for v in value.values])
     return value
-
-
-def _rest_vectors(vector: Any) -> Any:
-    if isinstance(vector, dict):
-        return {name: _rest_vector(value) for name, value in vector.items()}
-    return _rest_vector(vector)
 
 
 def _rest_vector(value: Any) -> Any:
