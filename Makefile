@@ -102,9 +102,9 @@ lambda-down:
 # this machine, plus the model faults (docs/resilience.md). MODEL_PROVIDER=openai: every function as
 # packaged for an OpenAI-compatible server, the model the real server of model-up (started if it is not
 # running), plus the server faults. TIER_ARGS=--skip-build reuses the last build.
-MODEL_PROVIDER ?= local
+MODEL_PROVIDER ?= offline
 test-lambda: venv lambda-up $(if $(filter openai,$(MODEL_PROVIDER)),model-up)
-	env PATH="$(SAM_PATH)" PY312=$(PY312) SAM_CLI_TELEMETRY=0 $(BIN)/python -m agent_local.lambda_tier test \
+	env PATH="$(SAM_PATH)" PY312=$(PY312) SAM_CLI_TELEMETRY=0 $(BIN)/python -m agent_harness.lambda_tier test \
 		--provider $(MODEL_PROVIDER) $(TIER_ARGS)
 
 # Only what the demo and the tests made: your own threads and documents in $(AGENT_HOME) stay.

@@ -11,7 +11,7 @@ the ratios (the machine may be shared; the load average is printed).
    with the template's environment (tracer enabled, as on AWS), in wall-clock and CPU time; for
    model nodes also what their first model call sets up after Init (the provider; with Bedrock,
    the langchain-aws chat model and its client: created, not called).
-2. Init and invocations (ModelProvider=local, the provider the local stack can run): every
+2. Init and invocations (ModelProvider=offline, the provider the local stack can run): every
    function, in graph order on its events/ file, is started in its own container with its real
    bootstrap (`/var/runtime/bootstrap`, awslambdaric) against a Lambda Runtime API served by this
    script on loopback, with the local stack's DynamoDB (moto) as its AWS endpoint:
@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "local"))
+sys.path[:0] = [str(ROOT / "local"), str(ROOT / "tools")]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import yaml  # noqa: E402
@@ -68,7 +68,7 @@ TIMER = ("import time; t = time.perf_counter(); c = time.process_time(); {statem
 # What a model node's first model call sets up after Init: the provider and, with Bedrock, the
 # langchain-aws chat model and its bedrock-runtime client (created, not called: no network).
 PROVIDER_SETUP = {
-    "local": "from insurance_agent.roles.base import get_provider; get_provider()",
+    "offline": "from insurance_agent.roles.base import get_provider; get_provider()",
     "bedrock": ("from insurance_agent.roles.base import get_provider; get_provider(); "
                 "from insurance_agent.config import get_settings; "
                 "from insurance_llm.bedrock.client import ConverseCaller; "
@@ -152,7 +152,7 @@ def function_env(template: dict[str, Any], logical: str, parameters: dict[str, s
 
 def static_env(template: dict[str, Any], logical: str, provider: str) -> dict[str, str]:
     """For the import measurements: no stack; the provider as given."""
-    from agent_local.lambda_tier import PARAMETERS
+    from agent_harness.lambda_tier import PARAMETERS
     from agent_local.template import parameter_defaults
 
     parameters = parameter_defaults(template) | PARAMETERS | {"ModelProvider": provider}
@@ -292,7 +292,7 @@ def _image_uri(built: dict[str, Any], logical: str) -> str:
 
 
 def init_rows(template: dict[str, Any], runs: int, invokes: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    from agent_local.lambda_tier import BRANCHES, CHAIN, PARAMETERS, STATE, prepare_home
+    from agent_harness.lambda_tier import BRANCHES, CHAIN, PARAMETERS, STATE, prepare_home
     from agent_local.stack import LocalStack
     from agent_local.template import function_folder
 
@@ -326,7 +326,7 @@ def init_rows(template: dict[str, Any], runs: int, invokes: int) -> tuple[dict[s
                 if properties.get("PackageType") == "Image":
                     image, mounts = _image_uri(built, logical), []
                 else:
-                    image, mounts = BASE_IMAGE, mounts_of(BUILD / logical, opt_folder(layers_of(functions[logical], "local")))
+                    image, mounts = BASE_IMAGE, mounts_of(BUILD / logical, opt_folder(layers_of(functions[logical], "offline")))
                 figures = run_container(image=image, mounts=mounts, env=env, event=event, invokes=invokes)
                 response = figures.pop("response")
                 if not (isinstance(response, dict) and response.get("trace", {}).get("path")):
@@ -413,7 +413,7 @@ def main() -> int:
         baseline, rows = init_rows(template, args.runs, args.invokes)
         report["init"] = {"boto3": baseline, "rows": rows}
         built = built_template()
-        print("ModelProvider=local, the local stack's DynamoDB; Init = bootstrap start to the runtime's first /next\n")
+        print("ModelProvider=offline, the local stack's DynamoDB; Init = bootstrap start to the runtime's first /next\n")
         print("| function | package MB | Init ms | x boto3 Init | first invoke ms | Init + first invoke ms | warm invoke ms | container start ms |")
         print("|---|---|---|---|---|---|---|---|")
         print(f"| bare `import boto3` function | - | {baseline['init_ms']:.0f} | 1.00 | {baseline['first_ms']:.0f} | "
@@ -424,7 +424,7 @@ def main() -> int:
             if functions[logical]["Properties"].get("PackageType") == "Image":
                 size, label = image_mb(BUILD, logical) or 0.0, f"{logical} (image)"
             else:
-                layers = layers_of(functions[logical], "local")
+                layers = layers_of(functions[logical], "offline")
                 size = (folder_bytes(BUILD / logical) + sum(folder_bytes(BUILD / layer) for layer in layers)) / 1e6
                 label = logical
             print(f"| {label} | {size:.0f} | {row['init_ms']:.0f} | {row['init_ratio']:.2f} | {row['first_ms']:.0f} | "

@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "local")]
+sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "local"), str(ROOT / "tools")]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
@@ -45,7 +45,7 @@ def main() -> int:
     from hypothesis import HealthCheck, Phase, given, seed, settings
 
     from agent_local import moto_patches
-    from agent_local.fuzz import WriteCounter, bounded_wait, fuzz_state_machine, run_case, turn_inputs
+    from agent_harness.fuzz import WriteCounter, bounded_wait, fuzz_state_machine, run_case, turn_inputs
     from agent_local.stack import LocalStack
 
     from private_store import use_private_store

@@ -7,7 +7,7 @@ the rest of each turn decided offline.
 A model too small to route (SmolLM2-135M-Instruct hands every turn over at triage) never drafts on
 whole turns, so `agent eval` with it measures routing, not the guards. Here every turn still runs
 through the real graph with `ModelProvider=openai` (the provider, langchain-openai, the prompts and
-tool schemas, the guards, the ASL's loops), but the model server is agent_local/openai_endpoint.py
+tool schemas, the guards, the ASL's loops), but the model server is tools/agent_harness/openai_endpoint.py
 relaying only GroundedAnswer (generate) and ClaimCheck (verify) to the real server and answering
 triage, contextualize, grade and clarify with the offline provider's decisions. What the figures
 say: of the real model's drafts, how many each deterministic guard rejected, how many its own
@@ -32,7 +32,7 @@ from pathlib import Path
 from agent_local import moto_patches
 from agent_local.evaluation import console, report, runner
 from agent_local.evaluation.questions import load_questions
-from agent_local.openai_endpoint import OpenAIEndpoint
+from agent_harness.openai_endpoint import OpenAIEndpoint
 
 RELAYED = frozenset({"GroundedAnswer", "ClaimCheck"})
 DEFAULT_MODEL = "smollm2-135m-instruct"

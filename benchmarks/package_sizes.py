@@ -28,7 +28,7 @@ from agent_local.template import layers_of, load_template, resources_of_type  # 
 
 ZIP_LIMIT_MB = 250
 IMAGE_LIMIT_MB = 10 * 1024
-PROVIDERS = ("bedrock", "openai", "local")
+PROVIDERS = ("bedrock", "openai", "offline")
 THIN = {"LoadMemoryFunction", "AccountFunction", "EscalateFunction", "WriteMemoryFunction"}
 HEAVY = ("numpy", "onnxruntime")
 BASE_IMAGE = "public.ecr.aws/lambda/python:3.12-x86_64"

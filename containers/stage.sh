@@ -32,7 +32,7 @@ for node in "$@"; do
 		rm -rf "$out/python/bin"
 		echo "$stamp" >"$out/python/.stamp"
 	fi
-	packages=(layers/core/insurance_agent layers/search/insurance_search layers/offline/insurance_text)
+	packages=(layers/core/insurance_agent retrieval/insurance_search retrieval/insurance_text)
 	if [ "$node" = triage ]; then packages+=(layers/offline/insurance_offline layers/llm/insurance_llm); fi
 	for package in "${packages[@]}"; do
 		rm -rf "$out/python/$(basename "$package")"

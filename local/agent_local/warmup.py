@@ -37,7 +37,7 @@ def steps(stack: Any, tenant: str | None, roles: Sequence[str]) -> list[tuple[st
         ("model provider", lambda: get_provider().warm_up()),
     ]
     store = os.environ.get("AGENT_EMBEDDING_STORE")
-    if get_settings().models.provider == "local" and store:
+    if get_settings().models.provider == "offline" and store:
         from insurance_offline.exemplars import ensure_store
 
         found.append(("exemplar store", lambda: ensure_store(store)))
@@ -86,7 +86,7 @@ def prepare_store(home: Any) -> bool:
     from insurance_agent.config import get_settings
 
     path = os.environ.setdefault(EMBEDDING_STORE, str(home / EMBEDDING_STORE_FILE))
-    if get_settings().models.provider != "local" or not path:
+    if get_settings().models.provider != "offline" or not path:
         return False
     from insurance_offline.exemplars import ensure_store
 

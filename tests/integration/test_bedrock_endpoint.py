@@ -1,6 +1,6 @@
 """The container tier's Bedrock Runtime stand-in, driven by the real Bedrock provider over HTTP.
 
-The provider, langchain-aws and botocore run unchanged against `agent_local.bedrock_endpoint` on
+The provider, langchain-aws and botocore run unchanged against `agent_harness.bedrock_endpoint` on
 loopback: what the model nodes see in `make test-lambda MODEL_PROVIDER=bedrock`, fault by fault.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import boto3
 import pytest
-from agent_local.bedrock_endpoint import INVENTED_FIGURE, BedrockEndpoint, Fault
+from agent_harness.bedrock_endpoint import INVENTED_FIGURE, BedrockEndpoint, Fault
 from botocore.config import Config
 from insurance_agent.config import ModelSettings, Settings
 from insurance_agent.errors import ModelOutputError, ModelRefusedError, TransientError

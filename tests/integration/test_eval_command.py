@@ -64,7 +64,7 @@ def test_every_question_turn_is_a_record_with_its_reply_and_verdict(evaluated):
     assert summary["replies"] == 7 and summary["unanswerable"] == 1
     assert summary["answerable_correct"] == sum(r["verdict"] == "correct" for r in records)
     assert data["summary"]["fit"]["replies"] + data["summary"]["report"]["replies"] == 7
-    assert data["meta"]["ingest"]["files"] == 3 and data["meta"]["provider"] == "local"
+    assert data["meta"]["ingest"]["files"] == 3 and data["meta"]["provider"] == "offline"
 
 
 def test_the_page_lists_the_declined_answerable_questions_with_their_reason(evaluated):

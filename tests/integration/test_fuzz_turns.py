@@ -5,7 +5,7 @@ refused input, and every input the contract forbids must be refused as invalid_i
 from __future__ import annotations
 
 import pytest
-from agent_local.fuzz import WriteCounter, bounded_wait, fuzz_state_machine, run_case, turn_inputs
+from agent_harness.fuzz import WriteCounter, bounded_wait, fuzz_state_machine, run_case, turn_inputs
 from hypothesis import HealthCheck, Phase, given, settings
 
 pytestmark = pytest.mark.stack
@@ -60,7 +60,7 @@ def test_cases_the_volume_run_found(stack, fuzz_machine, writes, change, expect)
     import json
     import uuid
 
-    from agent_local.fuzz import Case, contract_verdict
+    from agent_harness.fuzz import Case, contract_verdict
 
     data = {"thread_id": f"fz-{uuid.uuid4().hex[:12]}", "turn_id": f"fz-{uuid.uuid4().hex[:12]}",
             "user_id": "u-1001", "tenant_id": "sepehr", "roles": ["user"], "message": "سلام"} | change
@@ -77,7 +77,7 @@ def test_cases_the_volume_run_found(stack, fuzz_machine, writes, change, expect)
 def test_deeply_nested_input_is_refused_not_failed(stack, fuzz_machine, writes, depth):
     # Found by the volume run: from about 495 levels the local stack's interpreter failed the
     # execution (RecursionError) instead of letting LoadMemory refuse it.
-    from agent_local.fuzz import Case, _deep_text
+    from agent_harness.fuzz import Case, _deep_text
 
     outcome = run_case(stack, fuzz_machine, Case(str(_deep_text(depth)), "refuse", "shape"), writes)
     assert (outcome.execution, outcome.status, outcome.code, outcome.writes) == ("SUCCEEDED", "refused", "invalid_input", 0)
@@ -85,7 +85,7 @@ def test_deeply_nested_input_is_refused_not_failed(stack, fuzz_machine, writes, 
 
 def test_deeply_nested_input_under_hypothesis(stack, fuzz_machine, writes):
     # Hypothesis lowers the recursion limit while an example runs (the volume run's 3 failures).
-    from agent_local.fuzz import Case, _deep_text
+    from agent_harness.fuzz import Case, _deep_text
     from hypothesis import strategies as st
 
     @settings(max_examples=4, derandomize=True, database=None, deadline=None, phases=[Phase.generate],

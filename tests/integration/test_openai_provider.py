@@ -1,6 +1,6 @@
 """The OpenAI-compatible provider against servers that misbehave, at the wire.
 
-The chat completions endpoint of agent_local/openai_endpoint.py answers on loopback as a compatible
+The chat completions endpoint of agent_harness/openai_endpoint.py answers on loopback as a compatible
 server would (a forced tool call, or JSON content for `response_format: json_schema`) or fails the
 way real ones do: 429, 5xx, an answer slower than the client's timeout, a dropped connection, a body
 that is not JSON. The real provider, langchain-openai and the OpenAI SDK run unchanged against it.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from agent_local.openai_endpoint import Fault, OpenAIEndpoint
+from agent_harness.openai_endpoint import Fault, OpenAIEndpoint
 from insurance_agent.config import ModelSettings, Settings
 from insurance_agent.errors import ModelOutputError, ModelRefusedError, TransientError
 from insurance_agent.models.roles import Intent, TriageRequest

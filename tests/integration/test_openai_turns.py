@@ -1,6 +1,6 @@
 """Whole turns with MODEL_PROVIDER=openai through the real ASL against servers that misbehave at the wire.
 
-The model server is agent_local/openai_endpoint.py on loopback: it answers each role with the
+The model server is agent_harness/openai_endpoint.py on loopback: it answers each role with the
 offline provider's decision as a forced tool call, or fails as real servers do: 429, 5xx, an answer
 slower than every Task's TimeoutSeconds, a dropped connection, an HTML page instead of JSON. The
 provider, langchain-openai, the OpenAI SDK and httpx run unchanged; the node retries inside the
@@ -15,7 +15,7 @@ import json
 import time
 
 import pytest
-from agent_local.openai_endpoint import Fault, OpenAIEndpoint
+from agent_harness.openai_endpoint import Fault, OpenAIEndpoint
 from insurance_agent.models.turn import EscalationReason
 from insurance_agent.nodes import messages
 from probes import assert_thread_consistent, states_entered, turn_parts

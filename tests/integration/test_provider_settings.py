@@ -9,7 +9,7 @@
 
 The configuration is the one that used to hand every turn over with the cause visible only in
 `agent trace`: the openai provider with a base URL and no model names. The model server is
-agent_local/openai_endpoint.py on loopback, which counts every request it gets.
+agent_harness/openai_endpoint.py on loopback, which counts every request it gets.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import logging
 
 import pytest
 from agent_local import cli, moto_patches
-from agent_local.openai_endpoint import OpenAIEndpoint
+from agent_harness.openai_endpoint import OpenAIEndpoint
 from agent_local.preflight import model_settings_problem
 from agent_local.template import REPO_ROOT
 from insurance_agent.errors import ConfigurationError
@@ -205,4 +205,4 @@ def test_a_bedrock_stack_without_a_model_id_is_refused_and_a_complete_one_is_not
     assert model_settings_problem(tmp_path, {"ModelProvider": "bedrock"}) is None
     assert model_settings_problem(tmp_path, {"ModelProvider": "openai", "OpenAIBaseUrl": "http://127.0.0.1:9/v1",
                                              "OpenAISmallModel": "s", "OpenAIMainModel": "m"}) is None
-    assert model_settings_problem(tmp_path, {}) is None  # the local provider needs no settings
+    assert model_settings_problem(tmp_path, {}) is None  # the offline provider needs no settings

@@ -53,7 +53,7 @@ def _setting(default: object, variable: str, parameter: str | None = None, **con
 
 
 class ModelSettings(BaseModel):
-    provider: str = _setting("local", "MODEL_PROVIDER", "ModelProvider")
+    provider: str = _setting("offline", "MODEL_PROVIDER", "ModelProvider")
     # The small model (triage, contextualize, grade, verify) and the main one (clarify, generate); each
     # provider's template parameters set them (roles/base.py: ModelProvider.check_settings).
     small_model_id: str = _setting("", "SMALL_MODEL_ID")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["LocalProvider"]
+__all__ = ["OfflineProvider"]
 
 
 def __getattr__(name: str) -> Any:
     # Resolved on first use: a node that needs one module of this package (contextualize's
     # deterministic first-turn rewrite) must not import every role and numpy at cold start.
-    if name == "LocalProvider":
-        from insurance_offline.provider import LocalProvider
+    if name == "OfflineProvider":
+        from insurance_offline.provider import OfflineProvider
 
-        return LocalProvider
+        return OfflineProvider
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -331,7 +331,7 @@ def with_expansion(query: str) -> str:
 
 
 class LocalContextualizer:
-    """The contextualize role of the local provider."""
+    """The contextualize role of the offline provider."""
 
     def __call__(self, request: ContextualizeRequest) -> ContextualizeResult:
         if request.attempt > 0 and request.previous_query.strip():

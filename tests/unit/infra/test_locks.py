@@ -177,18 +177,18 @@ def _closure(requirements: list[Requirement]) -> set[str]:
 # Imported by the local stack but installed by a direct requirement that exists to bring it.
 CARRIED_BY = {"botocore": "boto3", "werkzeug": "moto"}
 #: The project's own top-level packages (pyproject's packages.find).
-OWN_PACKAGES = {"agent_local", "insurance_agent", "insurance_llm", "insurance_offline", "insurance_search", "insurance_text",
+OWN_PACKAGES = {"agent_local", "agent_harness", "insurance_agent", "insurance_llm", "insurance_offline", "insurance_search", "insurance_text",
                 "insurance_ingest"}
 
 
 def test_the_agent_command_needs_only_the_dependencies_and_the_local_extra():
     # Every package its modules import is a direct requirement (a package that merely happens to come
     # along, as rich does through huggingface-hub today, can leave with that package's next release).
-    # agent_local/fuzz.py (hypothesis) feeds the fuzz tests and benchmark, never the command.
+    # The harnesses (tools/agent_harness: fuzz.py needs hypothesis) feed the tests and benchmarks, never the command.
     direct = {canonicalize_name(Requirement(r).name): Requirement(r)
               for r in PROJECT["dependencies"] + PROJECT["optional-dependencies"]["local"]}
     providers = metadata.packages_distributions()
-    test_only = {"agent_local.fuzz"}
+    test_only = {"agent_harness.fuzz"}
     for path in sorted((REPO_ROOT / "local" / "agent_local").rglob("*.py")):
         module = ".".join(path.relative_to(REPO_ROOT / "local").with_suffix("").parts)
         if module in test_only:

@@ -63,11 +63,11 @@ def test_policy_runs_on_the_core_layer_alone_with_a_model_provider():
 
 
 def test_blocking_really_blocks():
-    # The same policy call with the local provider needs the stemmer, which the block refuses.
+    # The same policy call with the offline provider needs the stemmer, which the block refuses.
     result = _run_blocked("""
         from insurance_agent.policy.frustration import is_trivial
         is_trivial("دوره انتظار زایمان در بیمه درمان")
-    """, {"MODEL_PROVIDER": "local"})
+    """, {"MODEL_PROVIDER": "offline"})
     assert result.returncode != 0 and "not in this package" in result.stderr
 
 
@@ -173,6 +173,6 @@ def test_no_handler_imports_a_document_parser(node):
         spec.loader.exec_module(module)
         from insurance_search import catalog, documents, index, ingest  # the core's ingest side too
         print(sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED))
-    """, {"MODEL_PROVIDER": "local"}, blocked=PARSERS)
+    """, {"MODEL_PROVIDER": "offline"}, blocked=PARSERS)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "[]"

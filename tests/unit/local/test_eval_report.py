@@ -8,7 +8,7 @@ import re
 from agent_local.evaluation import report
 from agent_local.evaluation.runner import EvalRun
 
-META = {"docs": "docs", "questions": "questions.json", "provider": "local", "parameters": {},
+META = {"docs": "docs", "questions": "questions.json", "provider": "offline", "parameters": {},
         "min_confidence": 0.5, "min_support": 1.0, "started_at": "2026-01-01T00:00:00+00:00", "seconds": 3.0,
         "ingest": {"files": 2, "chunks": 5}}
 PASSAGE = "ماده ۳۶ - مدت مرور زمان دعاوی ناشیه از بیمه دو سال است"

@@ -1,10 +1,10 @@
-"""The fuzz suite's oracle (`agent_local.fuzz.contract_verdict`) agrees with the documented turn
+"""The fuzz suite's oracle (`agent_harness.fuzz.contract_verdict`) agrees with the documented turn
 contract on the cases where it once disagreed with the service (found by the 10,000-input run)."""
 
 from __future__ import annotations
 
 import pytest
-from agent_local.fuzz import contract_verdict
+from agent_harness.fuzz import contract_verdict
 
 VALID = {"thread_id": "t-1", "turn_id": "turn-1", "user_id": "u-1", "tenant_id": "sepehr", "roles": ["user"],
          "message": "سلام"}

@@ -41,7 +41,7 @@ def test_template_defaults_apply_when_nothing_is_set(environment, tmp_path):
     settings = configure(tmp_path)
     assert settings.policy.topic_scope == "insurance" and settings.policy.verify_min_support == 1.0
     assert settings.retrieval.qdrant_url is None and settings.retrieval.qdrant_path == str(tmp_path / "qdrant")
-    assert settings.models.provider == "local" and settings.tables.threads == "agent-local-threads"
+    assert settings.models.provider == "offline" and settings.tables.threads == "agent-local-threads"
 
 
 def test_documented_settings_win_over_template_defaults(environment, tmp_path):

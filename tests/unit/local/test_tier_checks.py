@@ -8,8 +8,8 @@ import socket
 from types import SimpleNamespace
 
 import pytest
-from agent_local import lambda_tier
-from agent_local.openai_endpoint import OpenAIEndpoint
+from agent_harness import lambda_tier
+from agent_harness.openai_endpoint import OpenAIEndpoint
 
 
 def _turn(status, reason=None, *, abandoned=False, requests=1):

@@ -1,4 +1,4 @@
-"""English questions against Persian evidence through the local provider: the glossary (insurance_offline/glossary.py),
+"""English questions against Persian evidence through the offline provider: the glossary (insurance_offline/glossary.py),
 its lookup (insurance_offline/lexical.py), the scope, and answers on real statute excerpts (tests/data/statutes) that are
 not the sample corpus. An answer must quote the sentence that holds the fact, framed in English; a
 question the excerpt does not answer must be abstained from."""

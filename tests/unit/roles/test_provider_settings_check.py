@@ -25,7 +25,7 @@ def _problems(environ: dict[str, str]) -> dict[str, str]:
 
 
 def test_a_complete_configuration_has_no_problem():
-    assert _problems(OPENAI) == {} and _problems(BEDROCK) == {} and _problems({}) == {}  # {}: the local provider
+    assert _problems(OPENAI) == {} and _problems(BEDROCK) == {} and _problems({}) == {}  # {}: the offline provider
     check_model_settings(model_settings(OPENAI), OPENAI)
 
 

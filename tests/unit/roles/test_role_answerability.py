@@ -1,4 +1,4 @@
-"""The local provider's general answerability checks: spelling grounded in the evidence, the kind of
+"""The offline provider's general answerability checks: spelling grounded in the evidence, the kind of
 sentence that can answer a question, topic agreement, and the corpus topic scope."""
 
 import pytest

@@ -14,17 +14,17 @@ from insurance_agent.models.roles import (
 )
 from insurance_agent.policy.options import clarify_options
 from insurance_agent.roles.base import ModelProvider, create_provider, get_provider
-from insurance_offline import LocalProvider
+from insurance_offline import OfflineProvider
 
 
 def test_get_provider_is_the_cached_local_provider():
     provider = get_provider()
-    assert isinstance(provider, LocalProvider) and provider.name == "local"
+    assert isinstance(provider, OfflineProvider) and provider.name == "offline"
     assert get_provider() is provider
 
 
 def test_unknown_provider_is_a_configuration_error(monkeypatch):
-    with pytest.raises(ConfigurationError, match="known: bedrock, local, openai"):
+    with pytest.raises(ConfigurationError, match="known: bedrock, offline, openai"):
         create_provider("watsonx")
     monkeypatch.setenv("MODEL_PROVIDER", "nonsense")
     get_settings.cache_clear()
@@ -48,7 +48,7 @@ def test_the_interface_is_complete():
 
 
 def test_one_turn_through_the_local_roles(body_chunk, third_party_chunk, health_chunk):
-    provider = LocalProvider()
+    provider = OfflineProvider()
     chunks = [body_chunk, third_party_chunk, health_chunk]
     query = provider.contextualize(ContextualizeRequest(message="قیمتش چقدره؟")).standalone_query
     assert provider.grade(GradeRequest(query=query, chunks=chunks)).verdict == GradeVerdict.AMBIGUOUS

@@ -87,7 +87,7 @@ class ModelProvider(ABC):
 #: name -> "module:Class". Add a provider by adding a line here: a plug-in is imported only when it
 #: is the configured one, so each ships only with the functions configured for it.
 PROVIDERS: dict[str, str] = {
-    "local": "insurance_offline:LocalProvider",
+    "offline": "insurance_offline:OfflineProvider",
     "bedrock": "insurance_llm.bedrock:BedrockProvider",
     "openai": "insurance_llm.openai:OpenAIProvider",
 }

@@ -112,9 +112,9 @@ class OfflineModel:
     """Answers each tool of insurance_llm/wire.py from the offline provider's decision on the request's data."""
 
     def __init__(self) -> None:
-        from insurance_offline import LocalProvider
+        from insurance_offline import OfflineProvider
 
-        self.provider = LocalProvider()
+        self.provider = OfflineProvider()
 
     def answer(self, tool: str, data: dict[str, Any], system: str) -> dict[str, Any]:
         """The tool call's arguments for the request's data blocks and system prompt."""

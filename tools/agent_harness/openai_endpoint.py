@@ -34,7 +34,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from agent_local.bedrock_endpoint import EndpointState, Fault, ThreadedServers, corrupt, data_blocks
+from agent_harness.bedrock_endpoint import EndpointState, Fault, ThreadedServers, corrupt, data_blocks
 
 # What the endpoint can do to a request instead of answering it well.
 FAULTS = {
@@ -158,7 +158,7 @@ class OpenAIEndpoint(ThreadedServers):
         if self._answer is None:
             with self._model_lock:
                 if self._answer is None:
-                    from agent_local.bedrock_endpoint import OfflineModel
+                    from agent_harness.bedrock_endpoint import OfflineModel
 
                     self._answer = OfflineModel().answer
         return self._answer(tool, data, system)
