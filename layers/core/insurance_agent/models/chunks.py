@@ -6,7 +6,7 @@ from pydantic import BaseModel, Field
 
 
 class ChunkPayload(BaseModel):
-    """Payload stored with every chunk point (DESIGN.md section 6)."""
+    """Payload stored with every chunk point (docs/retrieval.md)."""
 
     chunk_id: str
     file_id: str

@@ -1,4 +1,4 @@
-"""Typed inputs and outputs of the model roles (DESIGN.md section 7), shared by every provider."""
+"""Typed inputs and outputs of the model roles, shared by every provider."""
 
 from __future__ import annotations
 

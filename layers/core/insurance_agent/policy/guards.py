@@ -1,4 +1,6 @@
-"""Deterministic guards on a drafted answer, applied whatever model wrote it (DESIGN.md section 7).
+"""Deterministic guards on a drafted answer, applied whatever model wrote it.
+
+ADR-0006, "Grounding and citation contract" (docs/adr/ADR-0006-conversational-agent-graph.md).
 
 - Citations must be a subset of the chunk ids retrieved this turn (the grievance system's source
   intersection): a model cannot cite a document it was not shown.

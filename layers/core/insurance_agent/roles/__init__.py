@@ -1,1 +1,1 @@
-"""Model roles (DESIGN.md section 7): one typed interface, a provider per backend (local, bedrock)."""
+"""Model roles: one typed interface, a provider per backend (bedrock, openai, offline)."""
