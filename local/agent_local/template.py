@@ -36,7 +36,51 @@ _CfnLoader.add_multi_constructor("!", _tag)
 
 @lru_cache(maxsize=4)
 def load_template(path: Path = TEMPLATE_PATH) -> dict[str, Any]:
-    return yaml.load(path.read_text(encoding="utf-8"), Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+    """The template as CloudFormation sees it after AWS::LanguageExtensions: its Fn::ForEach loops expanded."""
+    template = yaml.load(path.read_text(encoding="utf-8"), Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+    for section in ("Conditions", "Resources", "Outputs"):
+        if section in template:
+            template[section] = expand_for_each(template[section])
+    return template
+
+
+_FOR_EACH = "Fn::ForEach::"
+_NOT_ALPHANUMERIC = re.compile(r"[^A-Za-z0-9]")
+
+
+def expand_for_each(section: dict[str, Any]) -> dict[str, Any]:
+    """A section with each `Fn::ForEach::Name: [Identifier, [values], {OutputKey: OutputValue}]` replaced,
+    where it stands, by its fragment once a value: `${Identifier}`, `&{Identifier}` (the value's
+    alphanumerics only) and `{"Ref": Identifier}` become the value, in keys and values alike. Only a
+    literal collection: what the transform would resolve from a parameter is not read here."""
+    out: dict[str, Any] = {}
+    for key, value in section.items():
+        if not key.startswith(_FOR_EACH):
+            if key in out:
+                raise ValueError(f"{key} is defined twice")
+            out[key] = value
+            continue
+        identifier, collection, fragment = value
+        if not isinstance(collection, list) or not all(isinstance(item, str) for item in collection):
+            raise ValueError(f"{key}: only a literal list of strings is expanded here, not {collection!r}")
+        for item in collection:
+            expanded = expand_for_each(_substitute(fragment, identifier, item))
+            if clash := set(out) & set(expanded):
+                raise ValueError(f"{key} makes {', '.join(sorted(clash))} again")
+            out |= expanded
+    return out
+
+
+def _substitute(node: Any, identifier: str, value: str) -> Any:
+    if isinstance(node, str):
+        return node.replace(f"${{{identifier}}}", value).replace(f"&{{{identifier}}}", _NOT_ALPHANUMERIC.sub("", value))
+    if isinstance(node, list):
+        return [_substitute(child, identifier, value) for child in node]
+    if isinstance(node, dict):
+        if node == {"Ref": identifier}:
+            return value
+        return {_substitute(key, identifier, value): _substitute(child, identifier, value) for key, child in node.items()}
+    return node
 
 
 def resources_of_type(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:

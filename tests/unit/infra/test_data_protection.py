@@ -42,6 +42,17 @@ def test_every_log_group_is_kms_encrypted_and_masks_personal_data(template):
             assert re.search(regex, f"x {SAMPLES[identifier]} y"), identifier
 
 
+
+def test_every_function_has_its_log_group_and_every_group_the_one_policy(template):
+    groups = resources_of_type(template, "AWS::Logs::LogGroup")
+    names = [group["Properties"]["LogGroupName"] for group in groups.values()]
+    # A function left out of the template's loop would log, unmasked, to the group Lambda makes for it.
+    for function in resources_of_type(template, "AWS::Serverless::Function"):
+        assert {"Fn::Sub": f"/aws/lambda/${{{function}}}"} in names, function
+    # The state machine's group holds its own copy of the policy: it must not drift from the nodes'.
+    policy = groups["TurnStateMachineLogGroup"]["Properties"]["DataProtectionPolicy"]
+    assert all(group["Properties"]["DataProtectionPolicy"] == policy for group in groups.values())
+
 def test_tables_use_the_customer_managed_key_and_threads_expire(template):
     for name, table in resources_of_type(template, "AWS::DynamoDB::Table").items():
         sse = table["Properties"]["SSESpecification"]
