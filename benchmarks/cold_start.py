@@ -293,7 +293,7 @@ def _image_uri(built: dict[str, Any], logical: str) -> str:
 
 def init_rows(template: dict[str, Any], runs: int, invokes: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from agent_harness.lambda_tier import BRANCHES, CHAIN, PARAMETERS, STATE, prepare_home
-    from agent_local.stack import LocalStack
+    from agent_local.stack import CONTROL_HEADER, LocalStack
     from agent_local.template import function_folder
 
     home = STATE / "home"
@@ -335,7 +335,8 @@ def init_rows(template: dict[str, Any], runs: int, invokes: int) -> tuple[dict[s
                 print(f"  run {run + 1}: {logical} init {figures['init_ms']:.0f} ms, invokes "
                       f"{', '.join(f'{v:.0f}' for v in figures['invokes_ms'])} ms", file=sys.stderr, flush=True)
             # moto's backends live in this process: the next run starts again from the saved data.
-            reset = urllib.request.Request(f"{stack.endpoint}/moto-api/reset", data=b"", method="POST")
+            reset = urllib.request.Request(f"{stack.endpoint}/moto-api/reset", data=b"", method="POST",
+                                           headers={CONTROL_HEADER: stack.control_key})
             urllib.request.urlopen(reset, timeout=30).read()  # noqa: S310 - loopback only
     summary = {}
     for name, items in samples.items():

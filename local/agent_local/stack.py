@@ -4,11 +4,13 @@ ASL file, calling the real node handlers in-process. Resources come from templat
 from __future__ import annotations
 
 import importlib.util
+import hmac
 import io
 import json
 import logging
 import os
 import re
+import secrets
 import socket
 import sys
 import threading
@@ -79,7 +81,11 @@ SERVED_SERVICES = frozenset({
     "cloudformation", "xray",
 })
 # moto's own control API (the stack configures moto through it at start; benchmarks reset with it).
-_MOTO_PATHS = ("/moto-api", "/favicon.ico")
+# It can wipe every table, so it answers only a request carrying the stack's own key (CONTROL_HEADER):
+# another process on this machine that can reach `agent serve`'s port gets the JSON 404.
+_MOTO_CONTROL = "/moto-api"
+CONTROL_HEADER = "X-Agent-Stack-Key"
+_CONTROL_ENVIRON = "HTTP_" + CONTROL_HEADER.upper().replace("-", "_")
 _CREDENTIAL_SCOPE = re.compile(r"Credential=[^/,\s]+/\d{8}/[^/,\s]+/([^/,\s]+)/aws4_request")
 
 
@@ -181,6 +187,8 @@ class LocalStack:
         self._warm = threading.Event()
         self._warm.set()  # no warm-up running: nothing to wait for
         self.warm_up_seconds: dict[str, float] = {}
+        #: the key a request to moto's control API must carry (CONTROL_HEADER); new for every stack
+        self.control_key = secrets.token_hex(16)
 
     # -- lifecycle -----------------------------------------------------------------------------
     def __enter__(self) -> LocalStack:
@@ -220,6 +228,7 @@ class LocalStack:
         request = urllib.request.Request(
             f"{self.endpoint}/moto-api/config",
             data=json.dumps({"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}).encode(),
+            headers={CONTROL_HEADER: self.control_key},
             method="POST",
         )
         urllib.request.urlopen(request, timeout=10).read()  # noqa: S310 - loopback only
@@ -533,7 +542,10 @@ class _StackApp:
         for route, app in list(self.stack.routes.items()):  # routes may be added while it serves
             if path == route or (route.endswith("/") and path.startswith(route)):
                 return app(environ, start_response)
-        if not path.startswith(_MOTO_PATHS):
+        if path.startswith(_MOTO_CONTROL):
+            if not hmac.compare_digest(environ.get(_CONTROL_ENVIRON, ""), self.stack.control_key):
+                return self._not_served(environ, start_response, None)
+        else:
             signed = signed_service(environ)
             if signed not in SERVED_SERVICES:
                 return self._not_served(environ, start_response, signed)
