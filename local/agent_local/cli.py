@@ -167,8 +167,7 @@ class Backend:
 
 
 @contextlib.contextmanager
-def _open(args: argparse.Namespace, command: str, *, stack: bool, port: int = 0,
-          quiet_remote: bool = False) -> Iterator[Backend]:
+def _open(args: argparse.Namespace, command: str, *, stack: bool, port: int = 0) -> Iterator[Backend]:
     """Claim $AGENT_HOME for this command, or route through the process that serves it.
 
     With `stack`, the in-process owner starts the local stack and publishes its endpoint so that
@@ -180,8 +179,8 @@ def _open(args: argparse.Namespace, command: str, *, stack: bool, port: int = 0,
     overrides = _overrides(args)
     route = claim(home, command)
     if not isinstance(route, HomeLock):
-        if not quiet_remote:
-            _note(f"using the local stack of {route.describe()}")
+        # On stderr: stdout stays the command's own output (search's JSON lines), whichever process ran it.
+        _note(f"using the local stack of {route.describe()}")
         if overrides:
             _note("--parameter-overrides ignored: the running stack keeps the parameters it was started with")
         yield Backend(service=route)
@@ -449,7 +448,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     else:
         return _fail("search needs a QUERY or --queries FILE")
     roles = _roles(args.roles)
-    with _open(args, "agent search", stack=False, quiet_remote=True) as backend:
+    with _open(args, "agent search", stack=False) as backend:
         results = backend.call("search", {"queries": queries, "tenant": args.tenant, "roles": roles,
                                           "domain": args.domain, "k": args.k})["results"]
     # One line per query either way, so that output lines stay aligned with the input.
@@ -511,7 +510,7 @@ def cmd_accounts(args: argparse.Namespace) -> int:
 
 
 def cmd_memory(args: argparse.Namespace) -> int:
-    with _open(args, "agent memory", stack=True, quiet_remote=True) as backend:
+    with _open(args, "agent memory", stack=True) as backend:
         profile = backend.call("memory", {"tenant": args.tenant, "user": args.user})["profile"]
     print(json.dumps(profile, ensure_ascii=False))
     return 0

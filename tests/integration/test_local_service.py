@@ -94,6 +94,7 @@ def test_search_and_converse_go_through_the_running_serve(served, tmp_path):
     assert found.returncode == 0, found.stderr
     hits = json.loads(found.stdout)["hits"]
     assert hits and hits[0]["file_id"].startswith("sepehr-")
+    assert "agent: using the local stack of `agent serve`" in found.stderr  # stdout stays JSON lines
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"thread_id": "svc-converse", "user_id": "u-1001", "tenant_id": TENANT,
                                   "turns": ["سلام", "فرانشیز بیمه بدنه خودرو چقدر است؟"]}), encoding="utf-8")
@@ -107,6 +108,7 @@ def test_search_and_converse_go_through_the_running_serve(served, tmp_path):
     assert any(item["thread_id"]["S"] == "svc-converse" for item in saved["ThreadsTable"])
     memory = agent(served.home, "memory", "--user", "u-1001", "--tenant", TENANT)
     assert memory.returncode == 0 and isinstance(json.loads(memory.stdout), dict)
+    assert "agent: using the local stack of `agent serve`" in memory.stderr
 
 
 def test_replaying_a_script_with_new_threads_gives_the_same_replies(served, tmp_path):
