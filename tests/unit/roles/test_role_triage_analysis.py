@@ -9,6 +9,7 @@ from insurance_agent.models.roles import HistoryTurn, Intent, MessageAnalysis, P
 from insurance_agent.models.turn import ClarifyOption
 from insurance_agent.policy.escalation import load_policy
 from insurance_agent.policy.routing import analyse_message
+from insurance_agent.text import normalize
 from insurance_offline.triage import LocalTriager
 
 QUESTION = "فرانشیز بیمه بدنه چقدر است؟"
@@ -39,6 +40,7 @@ def test_the_language_and_signals_come_from_the_analysis(triage, monkeypatch):
 def test_a_signal_of_the_analysis_decides_as_the_providers_own_would(triage, monkeypatch):
     signals = PolicySignals(handoff=True)
     analysis = MessageAnalysis(normalized=QUESTION, signals=signals)
+    assert analysis.text == normalize(QUESTION) != QUESTION  # built from raw text, it normalises it
     _no_second_analysis(monkeypatch)
     assert triage(TriageRequest(message=QUESTION, analysis=analysis)).intent == Intent.HANDOFF_REQUEST
 

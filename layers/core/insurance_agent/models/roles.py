@@ -5,13 +5,13 @@ from __future__ import annotations
 from enum import Enum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from insurance_agent.models.chunks import RetrievedChunk
 # Re-exported: the roles take the thread history as these records.
 from insurance_agent.models.history import DocumentLabel, HistoryTurn  # noqa: F401
 from insurance_agent.models.turn import ClarifyOption
-from insurance_agent.text import Normalized
+from insurance_agent.text import Normalized, normalize
 
 
 class _RoleModel(BaseModel):
@@ -65,6 +65,12 @@ class MessageAnalysis(_RoleModel):
     signals: PolicySignals = Field(default_factory=PolicySignals)
     # It picks an option of the previous clarifying question (policy/clarification.pick_option).
     picks_option: bool = False
+
+    @field_validator("normalized", mode="before")
+    @classmethod
+    def _normal_form(cls, value: object) -> object:
+        # So that `text` never claims a form it lacks; free for the node's text, already Normalized.
+        return normalize(value) if isinstance(value, str) else value
 
     @property
     def text(self) -> Normalized:
