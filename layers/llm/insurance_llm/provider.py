@@ -180,8 +180,12 @@ class LanguageModelProvider(ModelProvider):
     # -- roles ------------------------------------------------------------------------------------
 
     def triage(self, request: TriageRequest) -> TriageResult:
-        last = request.history[-1] if request.history else None
-        language = turn_language(request.message, request.locale, last.language if last else None)
+        if request.analysis is not None:  # the node's, with the language load_memory detected
+            language, mixed = request.analysis.language, request.analysis.mixed_language
+        else:
+            last = request.history[-1] if request.history else None
+            detected = turn_language(request.message, request.locale, last.language if last else None)
+            language, mixed = detected.language, detected.mixed
         policy = load_policy()
         restricted = "\n".join(
             f"  - {intent.name}: {' '.join(intent.description.split())}" for intent in policy.restricted_intents
@@ -203,8 +207,8 @@ class LanguageModelProvider(ModelProvider):
             restricted=decision.restricted,
             restricted_category=category,
             frustration=decision.frustration,
-            language=language.language,
-            mixed_language=language.mixed,
+            language=language,
+            mixed_language=mixed,
         )
 
     def contextualize(self, request: ContextualizeRequest) -> ContextualizeResult:

@@ -58,6 +58,7 @@ from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Claim, GenerateRequest, GenerateResult, Intent
 from insurance_agent.policy.untrusted import is_instruction_like
 from insurance_offline.question import (
+    AnalysedQuestion,
     carries,
     english_keys,
     fits,
@@ -286,7 +287,7 @@ class _Candidate:
 class _Question:
     """What a draft's question asks, read once: its concepts and what the evidence says of them."""
 
-    query: str
+    query: AnalysedQuestion
     concepts: list[Concept]
     weights: list[float]
     #: per concept: whether some retrieved evidence names it (a follow-up: only its own words count)
@@ -306,6 +307,7 @@ class _Question:
 
 def _read_question(
     request: GenerateRequest,
+    query: AnalysedQuestion,
     chunks: list[RetrievedChunk],
     documents: list[frozenset[str]],
     concepts: list[Concept],
@@ -325,17 +327,17 @@ def _read_question(
         kept = [i for i, f in enumerate(fresh) if f]
         own_concepts, own_weights = [concepts[i] for i in kept], [weights[i] for i in kept]
     return _Question(
-        query=request.query,
+        query=query,
         concepts=concepts,
         weights=weights,
         present=present,
         own_concepts=own_concepts,
         own_weights=own_weights,
-        asked=question_shape(request.query, concepts, frozenset(w for c in chunks for w in tokens(c.text))),
-        focus=focus_concepts(request.query, concepts),
-        lines=named_lines(request.query, concepts),
-        absent=privative_concepts(request.query, concepts),
-        quantity=bool(_QUANTITY.search(normalize(request.query))),
+        asked=question_shape(query, concepts, frozenset(w for c in chunks for w in tokens(c.text))),
+        focus=focus_concepts(query, concepts),
+        lines=named_lines(query, concepts),
+        absent=privative_concepts(query, concepts),
+        quantity=bool(_QUANTITY.search(query.normalized)),
         account=request.route == Intent.ACCOUNT,
         rejected=[canonical(item) for item in request.feedback if canonical(item)],
     )
@@ -534,13 +536,15 @@ class LocalGenerator:
         """Quote the best units of the evidence: read the question, gather candidates, choose, compose."""
         chunks = list(request.chunks)
         documents = evidence_terms(chunks)
-        concepts = question_concepts(request.query, documents)
+        # The question is read once for the draft: every check and every document shares this reading.
+        query = AnalysedQuestion(request.query)
+        concepts = question_concepts(query, documents)
         if not concepts or not chunks:
             return self._abstain()
         weights = concept_weights(concepts, documents)
         if missing_key_concepts(concepts, documents):
             return self._abstain()  # e.g. asked about earthquakes, and no evidence mentions one
-        question = _read_question(request, chunks, documents, concepts, weights)
+        question = _read_question(request, query, chunks, documents, concepts, weights)
         scored, leads = self._candidates(question, chunks, documents)
         chosen, best = self._choose(scored, leads, numeric=question.quantity or question.asked.needs_number)
         if not chosen:

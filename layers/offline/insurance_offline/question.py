@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from insurance_offline.colloquial import formalize, is_verb_form
 from insurance_offline.lexical import (
@@ -161,6 +162,43 @@ def asking_part(text: str) -> str:
 
 
 @dataclass(frozen=True)
+class AnalysedQuestion:
+    """A draft's question read once: each form of it that the checks below compare, computed on first
+    use and kept. Generate builds one per draft and hands it to every check, instead of each check
+    (and each retrieved document) normalising and re-reading the question string again."""
+
+    text: str
+
+    @cached_property
+    def normalized(self) -> str:
+        return normalize(self.text)
+
+    @cached_property
+    def governed(self) -> tuple[str, ...]:
+        """The words a question word governs («چه مدارکی» -> «مدارکی», "which court" -> "court")."""
+        words = (match.group(1).strip("؟?!.,،؛:") for match in _FOCUS.finditer(normalize(formalize(self.text))))
+        return tuple(word for word in words if word)
+
+    @cached_property
+    def asking_written(self) -> str:
+        """The asking part in the written register, normalised (the line and privative checks)."""
+        return normalize(formalize(asking_part(self.text)))
+
+    @cached_property
+    def asked_terms(self) -> frozenset[str]:
+        """The terms of the question sentences (`question_sentences`)."""
+        return text_terms(question_sentences(self.text))
+
+
+#: A question as its checks take it: the text, or a draft's question already analysed.
+Question = str | AnalysedQuestion
+
+
+def analysed(question: Question) -> AnalysedQuestion:
+    return question if isinstance(question, AnalysedQuestion) else AnalysedQuestion(question)
+
+
+@dataclass(frozen=True)
 class QuestionShape:
     needs_number: bool = False
     needs_reason: bool = False
@@ -189,9 +227,10 @@ def is_negated(text: str, vocabulary: frozenset[str] = frozenset()) -> bool:
     return bool(negated_words(text, vocabulary)) or bool(_NEGATION_EN.search(normalize(text)))
 
 
-def question_shape(query: str, concepts: list[Concept], evidence_words: frozenset[str]) -> QuestionShape:
-    """The shape of `query`; `evidence_words` are the plain words of the retrieved chunks."""
-    normalized = normalize(query)
+def question_shape(question: Question, concepts: list[Concept], evidence_words: frozenset[str]) -> QuestionShape:
+    """The shape of `question`; `evidence_words` are the plain words of the retrieved chunks."""
+    question = analysed(question)
+    query, normalized = question.text, question.normalized
     defines = None
     match = _DEFINITION_FA.match(normalized) or _DEFINITION_EN.match(normalized)
     if match:
@@ -299,34 +338,29 @@ def _stands_for(concept: Concept, stems: frozenset[str]) -> bool:
     return bool(concept.stems & stems) or any(a <= stems for a in concept.alternatives)
 
 
-def _governed_words(query: str) -> list[str]:
-    """The words a question word governs («چه مدارکی» -> «مدارکی», "which court" -> "court")."""
-    words = (match.group(1).strip("؟?!.,،؛:") for match in _FOCUS.finditer(normalize(formalize(query))))
-    return [word for word in words if word]
-
-
-def without_kinds(query: str, concepts: list[Concept]) -> list[Concept]:
+def without_kinds(query: Question, concepts: list[Concept]) -> list[Concept]:
     """`concepts` without the kind of answer a question word asks for («چه شرطی», «بر چه مبنایی»,
     «چه کسی»): the rule states the condition or the basis in its own words, so the kind is not a
     word the answer must share. A time limit («چه مهلتی») stays: with it gone, a deadline of the
     same authority for another act covered the rest of the question."""
-    kinds = {word for word in _governed_words(query) if word in _FOCUS_VOID}
+    kinds = {word for word in analysed(query).governed if word in _FOCUS_VOID}
     return [concept for concept in concepts if concept.label not in kinds] if kinds else concepts
 
 
-def question_concepts(query: str, documents: list[frozenset[str]]) -> list[Concept]:
+def question_concepts(query: Question, documents: list[frozenset[str]]) -> list[Concept]:
     """What grade and generate look for in the evidence: the query's concepts without the kind of
     answer asked for, in the evidence's spelling (lexical.ground_concepts)."""
-    return ground_concepts(without_kinds(query, query_concepts(query)), documents)
+    query = analysed(query)
+    return ground_concepts(without_kinds(query, query_concepts(query.text)), documents)
 
 
-def focus_concepts(query: str, concepts: list[Concept]) -> tuple[Concept, ...]:
+def focus_concepts(query: Question, concepts: list[Concept]) -> tuple[Concept, ...]:
     """The concepts a question word governs («چه مدارکی» -> مدارک, "which court" -> court): what the
     answer must name. Measures («چه مدتی», "what percentage"), void nouns («چه کسی», "what kind"),
     verbs and generic words ("cover", «هزینه») are no focus; an English word counts only when the
     glossary renders it (otherwise no Persian sentence could name it)."""
     found: list[Concept] = []
-    for word in _governed_words(query):
+    for word in analysed(query).governed:
         if word in _FOCUS_VOID or _MEASURE.match(word) or is_verb_form(word):
             continue
         stems = frozenset(terms_of(word)) - noise_terms()
@@ -383,12 +417,12 @@ _INSURANCE_WORD = re.compile(r"^(?:بیمه|insurance|policy|policies|cover|cove
 _LINE_WINDOW = 2
 
 
-def named_lines(query: str, concepts: list[Concept]) -> tuple[Concept, ...]:
+def named_lines(query: Question, concepts: list[Concept]) -> tuple[Concept, ...]:
     """The concepts that name the line of insurance the question asks about: a line word («درمان»,
     «ثالث», "health") within two words after «بیمه» (Persian puts the modifier after the noun: «بیمه
     درمانم», «بیمه‌نامه شخص ثالث») or before "insurance"/"policy" in English, in the asking part
     («من بیمه شخص ثالث دارم. فرانشیز بیمه بدنه چقدر است؟» asks about «بدنه»)."""
-    words = tokens(normalize(formalize(asking_part(query))))
+    words = tokens(analysed(query).asking_written)
     lines = line_terms()
     found: list[Concept] = []
     for index, word in enumerate(words):
@@ -409,12 +443,12 @@ def named_lines(query: str, concepts: list[Concept]) -> tuple[Concept, ...]:
 _PRIVATIVE = re.compile(r"(?<!\w)(?:عدم|نداشتن|بدون|فاقد|بی)\s+(\w+)")
 
 
-def privative_concepts(query: str, concepts: list[Concept]) -> tuple[Concept, ...]:
+def privative_concepts(query: Question, concepts: list[Concept]) -> tuple[Concept, ...]:
     """The concepts a privative word governs in the asking part («تخفیف عدم خسارت»: «خسارت»,
     «بدون گواهینامه»): the notion is the absence of X, which a title that names X («… خسارت …»)
     does not state, so the quote must name X itself."""
     found: list[Concept] = []
-    for match in _PRIVATIVE.finditer(normalize(formalize(asking_part(query)))):
+    for match in _PRIVATIVE.finditer(analysed(query).asking_written):
         stems = frozenset(terms_of(match.group(1))) - noise_terms()
         if stems:
             found += [concept for concept in concepts if _stands_for(concept, stems) and concept not in found]
@@ -447,13 +481,14 @@ def question_sentences(text: str) -> str:
 
 
 def unnamed_by(
-    concepts: list[Concept], present: list[bool], terms: frozenset[str], question: str = ""
+    concepts: list[Concept], present: list[bool], terms: frozenset[str], question: Question = ""
 ) -> tuple[Concept, ...]:
     """The informative concepts of the question sentences of `question` (all concepts without it)
     that some retrieved evidence names (`present`) and a document with the terms `terms` (all its
     retrieved passages with its title and headings) does not: what that document does not speak
     of, although the evidence does."""
-    asked = text_terms(question_sentences(question)) if question else None
+    question = analysed(question)
+    asked = question.asked_terms if question.text else None
     return tuple(
         concept
         for concept, here in zip(concepts, present, strict=True)

@@ -42,9 +42,8 @@ import numpy as np
 from insurance_agent.config import get_settings
 from insurance_agent.errors import ConfigurationError
 from insurance_agent.models.roles import HistoryTurn, Intent, TriageRequest, TriageResult
-from insurance_agent.policy.clarification import pick_option
 from insurance_agent.policy.escalation import EscalationPolicy, load_policy
-from insurance_agent.policy.routing import policy_signals
+from insurance_agent.policy.routing import analyse_message
 from insurance_offline.contextualize import is_follow_up, residual_words, slot_of
 from insurance_offline.embedding import embed_queries
 from insurance_agent.text import detect_language, normalize, tokens
@@ -416,18 +415,22 @@ class LocalTriager:
         message = request.message
         history = request.history
         last = history[-1] if history else None
-        language = detect_turn_language(message, request.locale, last.language if last else None)
         policy = self.policy
+        analysis = request.analysis
+        if analysis is None:  # called without the triage node (warm-up, a direct caller)
+            language = detect_turn_language(message, request.locale, last.language if last else None)
+            analysis = analyse_message(message, history, policy, language.language, language.mixed)
 
         # Policy first: a message that names an option may still ask us to act ("cancel that one").
-        signals = policy_signals(message, [turn.message for turn in history[-3:]], policy)
-        vector = self.classifier.embed(message)
-        paraphrase = self.paraphrased_signal(message, vector, policy)
-        picked = last is not None and last.status == "clarify" and pick_option(message, last.options) is not None
-        if picked and not signals.any and paraphrase is None:
+        signals = analysis.signals
+        # The lexicon checks below read normalised text only: they get the analysis's, normalised once.
+        text = analysis.text
+        vector = self.classifier.embed(text or message)
+        paraphrase = self.paraphrased_signal(text, vector, policy)
+        if analysis.picks_option and not signals.any and paraphrase is None:
             intent, confidence = Intent.KNOWLEDGE, 1.0
         else:
-            intent, confidence = self.classify(message, policy, request.in_corpus, vector)
+            intent, confidence = self.classify(text, policy, request.in_corpus, vector)
             if (
                 intent in (Intent.CHITCHAT, Intent.OUT_OF_SCOPE)
                 and last is not None
@@ -446,7 +449,7 @@ class LocalTriager:
             restricted=category is not None,
             restricted_category=category,
             frustration=signals.frustrated or paraphrase == "frustration",
-            language=language.language,
-            mixed_language=language.mixed,
+            language=analysis.language,
+            mixed_language=analysis.mixed_language,
             confidence=round(float(confidence), 4),
         )

@@ -5,12 +5,13 @@ from __future__ import annotations
 from enum import Enum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from insurance_agent.models.chunks import RetrievedChunk
 # Re-exported: the roles take the thread history as these records.
 from insurance_agent.models.history import DocumentLabel, HistoryTurn  # noqa: F401
 from insurance_agent.models.turn import ClarifyOption
+from insurance_agent.text import Normalized, normalize
 
 
 class _RoleModel(BaseModel):
@@ -33,6 +34,50 @@ class GradeVerdict(str, Enum):
     INSUFFICIENT = "insufficient"
 
 
+class PolicySignals(_RoleModel):
+    """What the policy lexicons and the repetition check say about a message on their own."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True)
+
+    restricted_category: str | None = None
+    handoff: bool = False
+    frustrated: bool = False
+
+    @property
+    def any(self) -> bool:
+        return self.restricted_category is not None or self.handoff or self.frustrated
+
+
+class MessageAnalysis(_RoleModel):
+    """The user's message as the triage node analysed it, once (policy/routing.analyse_message).
+
+    The node needs the same readings as any provider's triage: the turn's language (detected once,
+    by load_memory), the policy signals and whether the message picks an option of our previous
+    clarifying question. A provider reads them here instead of analysing the message again.
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True)
+
+    # normalize(message): kept as plain text by the model, handed out again as `text`.
+    normalized: str
+    language: Literal["fa", "en"] = "fa"
+    mixed_language: bool = False
+    signals: PolicySignals = Field(default_factory=PolicySignals)
+    # It picks an option of the previous clarifying question (policy/clarification.pick_option).
+    picks_option: bool = False
+
+    @field_validator("normalized", mode="before")
+    @classmethod
+    def _normal_form(cls, value: object) -> object:
+        # So that `text` never claims a form it lacks; free for the node's text, already Normalized.
+        return normalize(value) if isinstance(value, str) else value
+
+    @property
+    def text(self) -> Normalized:
+        """The normalised message, typed so that the checks it is passed to do not normalise it again."""
+        return Normalized(self.normalized)
+
+
 class TriageRequest(_RoleModel):
     message: str
     history: list[HistoryTurn] = Field(default_factory=list)
@@ -41,6 +86,8 @@ class TriageRequest(_RoleModel):
     corpus_topics: list[str] = Field(default_factory=list)
     # Whether the message's own words occur in that corpus (insurance_search/topics.py); None: unknown.
     in_corpus: bool | None = None
+    # The node's analysis of `message`; None (a direct caller): the provider analyses it itself.
+    analysis: MessageAnalysis | None = None
 
 
 class TriageResult(_RoleModel):

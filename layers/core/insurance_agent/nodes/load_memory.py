@@ -36,6 +36,8 @@ from insurance_agent.text import turn_language
 
 
 def _refuse(state: TurnState, code: RefusalCode, problem: InputProblem | None = None) -> TurnState:
+    if state.turn is None:  # not admitted: no language detected yet
+        state.language = _refusal_language(state.input)
     reply = TurnReply(status=Status.REFUSED, message=messages.refusal(code, state.language), error=code)
     if problem is not None:
         reply = reply.model_copy(update={"field": problem.field, "problem": problem.problem})
@@ -93,7 +95,8 @@ def _latch_pending(pending: handoffs.PendingHandoff) -> threads.ThreadRecord | N
 
 
 def run(state: TurnState) -> TurnState:
-    state.language = _refusal_language(state.input)
+    # The language is detected once per turn: here, with the thread's last language for a tie, once the
+    # turn is admitted; a refusal or a replay guesses it from the raw input instead (`_refusal_language`).
     parsed = parse_turn_input(state.input)
     if isinstance(parsed, InputProblem):
         logger.warning("invalid turn input", extra={"field": parsed.field, "problem": parsed.problem})
@@ -125,6 +128,7 @@ def run(state: TurnState) -> TurnState:
         stored = turns.get_parts(turn.turn_id, turn.thread_id).get("reply")
         if stored:
             state.reply = TurnReply.model_validate(stored)
+            state.language = _refusal_language(state.input)
             state.input = {}
             return state
         return _refuse(state, RefusalCode.DUPLICATE_TURN)

@@ -11,9 +11,8 @@ from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import TurnInput
 from insurance_agent.nodes.common import parts
 from insurance_agent.observability import emit
-from insurance_agent.policy.clarification import pick_option
 from insurance_agent.policy.escalation import load_policy
-from insurance_agent.policy.routing import combine, policy_signals
+from insurance_agent.policy.routing import analyse_message, combine
 from insurance_agent.roles.base import get_provider
 
 logger = logging.getLogger(__name__)
@@ -47,10 +46,11 @@ def run(state: TurnState) -> TurnState:
     turn = state.require_turn()
     history = parts(state).history
     policy = load_policy()
-    signals = policy_signals(turn.message, [h.message for h in history[-3:]], policy)
+    # Analysed once here, with the language load_memory detected, and handed to the provider.
+    analysis = analyse_message(turn.message, history, policy, state.language, state.mixed_language)
+    signals = analysis.signals
 
-    last = history[-1] if history else None
-    if not signals.any and last and last.status == "clarify" and pick_option(turn.message, last.options):
+    if not signals.any and analysis.picks_option:
         # Picking one of the options we offered continues the knowledge question; no model needed.
         # Only when the policy has nothing to say: "cancel the third-party one" names an option too.
         state.route = Intent.KNOWLEDGE.value
@@ -58,7 +58,8 @@ def run(state: TurnState) -> TurnState:
 
     topics, in_corpus = corpus_context(turn)
     request = TriageRequest(
-        message=turn.message, history=history, locale=turn.locale, corpus_topics=topics, in_corpus=in_corpus
+        message=turn.message, history=history, locale=turn.locale, corpus_topics=topics, in_corpus=in_corpus,
+        analysis=analysis,
     )
     result = get_provider().triage(request)
     state.counters.llm_calls += 1

@@ -10,23 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from insurance_agent.models.roles import Intent, TriageResult
+from insurance_agent.models.roles import HistoryTurn, Intent, MessageAnalysis, PolicySignals, TriageResult
+from insurance_agent.policy.clarification import pick_option
 from insurance_agent.policy.escalation import EscalationPolicy
 from insurance_agent.policy.frustration import is_frustrated
+from insurance_agent.models.turn import Language
 from insurance_agent.text import normalize
-
-
-@dataclass(frozen=True)
-class PolicySignals:
-    """What the policy lexicons and the repetition check say about a message on their own."""
-
-    restricted_category: str | None = None
-    handoff: bool = False
-    frustrated: bool = False
-
-    @property
-    def any(self) -> bool:
-        return self.restricted_category is not None or self.handoff or self.frustrated
 
 
 def policy_signals(message: str, previous_user_messages: Sequence[str], policy: EscalationPolicy) -> PolicySignals:
@@ -36,6 +25,24 @@ def policy_signals(message: str, previous_user_messages: Sequence[str], policy: 
         restricted_category=policy.restricted_category(text),
         handoff=policy.asks_for_human(text),
         frustrated=is_frustrated(text, [normalize(m) for m in previous_user_messages], policy),
+    )
+
+
+def analyse_message(
+    message: str, history: Sequence[HistoryTurn], policy: EscalationPolicy, language: Language, mixed_language: bool
+) -> MessageAnalysis:
+    """The readings of a message that routing needs, each taken once: normalised text, the turn's
+    `language` (already detected, by load_memory), the policy signals over the last three user
+    messages and the pick of an option of our previous clarifying question."""
+    text = normalize(message)
+    last = history[-1] if history else None
+    picks = last is not None and last.status == "clarify" and pick_option(message, last.options) is not None
+    return MessageAnalysis(
+        normalized=text,
+        language=language,
+        mixed_language=mixed_language,
+        signals=policy_signals(text, [turn.message for turn in history[-3:]], policy),
+        picks_option=picks,
     )
 
 
