@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.history import HistoryTurn
+from insurance_agent.models.scope import Scope
 from insurance_agent.models.turn import ClarifyOption
 
 
@@ -25,7 +26,7 @@ class TurnParts(BaseModel):
     query: str
     history: list[HistoryTurn] = Field(default_factory=list)
     profile: dict[str, Any] = Field(default_factory=dict)
-    scope: dict[str, Any] = Field(default_factory=dict)
+    scope: Scope = Field(default_factory=Scope)
     chunks: list[RetrievedChunk] = Field(default_factory=list)
     account_chunks: list[RetrievedChunk] = Field(default_factory=list)
     options: list[ClarifyOption] = Field(default_factory=list)
