@@ -17,6 +17,7 @@ from qdrant_client import models
 from insurance_agent.config import get_settings
 from insurance_agent.errors import IndexMissingError, InvalidInputError
 from insurance_agent.models.chunks import RetrievedChunk
+from insurance_agent.models.scope import SCOPE_KEYS, Scope
 from insurance_search import index
 from insurance_search.access import allowed_audiences, require_tenant
 from insurance_search.chunking import HEADING_SEPARATOR, encoder_text
@@ -34,7 +35,6 @@ logger = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 2000
 MAX_K = 50
 LEGS = ("dense", "sparse")
-SCOPE_KEYS = ("file_id", "domain")
 _WORD_WITH_SPACE = re.compile(r"\S+\s*")
 _MIN_OVERLAP_WORDS = 5
 
@@ -45,15 +45,15 @@ def search(
     tenant_id: str,
     roles: list[str],
     domain: str | None = None,
-    scope: dict[str, Any] | None = None,
+    scope: Scope | dict[str, Any] | None = None,
     k: int | None = None,
     legs: Sequence[str] = LEGS,
     rerank: bool = True,
 ) -> list[RetrievedChunk]:
     """Chunks of `tenant_id` readable by `roles` that best answer `query`, best first.
 
-    `domain` and `scope` ({"file_id": str | list, "domain": str | list}) only ever narrow the
-    result. Each hit's `text` is widened with its neighbouring chunks (`expanded_from`).
+    `domain` and `scope` (a Scope, or its mapping {"file_id": str | list, "domain": str | list})
+    only ever narrow the result. Each hit's `text` is widened with its neighbouring chunks (`expanded_from`).
     `legs` (a subset of LEGS) and `rerank=False` switch off parts of the pipeline for measurement
     and diagnosis (one leg is still a fused query over a single, equally filtered prefetch); the
     retrieve node always uses the defaults.
@@ -70,7 +70,7 @@ def search(
     audiences = allowed_audiences(roles)
     if not audiences:
         return []  # nothing is readable: do not even ask Qdrant
-    constraints = _constraints(tenant_id, audiences, domain, _parse_scope(scope))
+    constraints = _constraints(tenant_id, audiences, domain, Scope.of(scope))
     if not index.collection_exists():
         raise IndexMissingError(
             f"the chunk collection {settings.collection!r} does not exist: ingest documents first (agent ingest)"
@@ -142,25 +142,8 @@ def _validate_query(query: Any) -> str:
     return query.strip()
 
 
-def _parse_scope(scope: dict[str, Any] | None) -> dict[str, list[str]]:
-    """Scope values as lists; unknown keys are refused so that a narrowing is never silently lost."""
-    if not scope:
-        return {}
-    if not isinstance(scope, dict) or set(scope) - set(SCOPE_KEYS):
-        raise InvalidInputError(f"scope may only have the keys {list(SCOPE_KEYS)}")
-    parsed: dict[str, list[str]] = {}
-    for key, value in scope.items():
-        values = [value] if isinstance(value, str) else value
-        if values is None or values == []:
-            continue
-        if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
-            raise InvalidInputError(f"scope {key} must be a string or a list of strings")
-        parsed[key] = values
-    return parsed
-
-
 def _constraints(
-    tenant_id: str, audiences: list[str], domain: str | None, scope: dict[str, list[str]]
+    tenant_id: str, audiences: list[str], domain: str | None, scope: Scope
 ) -> dict[str, models.FieldCondition]:
     """Named filter conditions (all must hold); the same set guards search and context expansion."""
     conditions = {
@@ -169,7 +152,7 @@ def _constraints(
     }
     if domain:
         conditions["domain"] = models.FieldCondition(key="domain", match=models.MatchValue(value=domain))
-    for key, values in scope.items():
+    for key, values in scope.narrowing():
         # A scope domain next to `domain` adds a second condition on the same key: both must hold.
         conditions[f"scope_{key}"] = models.FieldCondition(key=key, match=models.MatchAny(any=values))
     return conditions

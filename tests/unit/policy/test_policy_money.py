@@ -283,8 +283,9 @@ def test_the_generate_node_runs_the_calculator_before_the_guards(monkeypatch):
         language="fa",
     )
     state = node.run(state)
-    stored = GenerateResult.model_validate(saved["draft"]["result"])
-    assert saved["draft"]["violations"] == []
+    stored = saved["draft"].result
+    assert saved["draft"].violations == []
+    assert [d.rejected_by for d in saved["drafts"].root] == [[]]
     assert stored.answer == "هر نفر ۱۲٬۵۰۰٬۰۰۰ ریال؛ برای ۳ نفر ۳۷٬۵۰۰٬۰۰۰ ریال."
     assert stored.calculations[0].result == "۳۷٬۵۰۰٬۰۰۰ ریال"
     assert state.generate.answered and state.counters.llm_calls == 1

@@ -24,6 +24,7 @@ from insurance_agent.models.roles import (
     TriageRequest,
     VerifyRequest,
 )
+from insurance_agent.models.scope import Scope
 from insurance_agent.models.turn import ClarifyOption
 from insurance_agent.policy.guards import check_draft
 from insurance_agent.policy.money import apply_calculations
@@ -173,7 +174,7 @@ def test_contextualize_translates_into_the_corpus_language(bedrock):
     assert block_data(sent, "profile") == {"family": ["spouse"]}
     assert "translate the query into Persian" in system_text(sent)
     assert result.standalone_query == "دوره انتظار زایمان برای همسر در بیمه درمان تکمیلی"
-    assert result.scope == {}
+    assert result.scope == Scope()
 
 
 def test_contextualize_of_a_persian_turn_keeps_the_wording(bedrock):

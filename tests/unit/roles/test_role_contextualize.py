@@ -2,6 +2,7 @@
 
 import pytest
 from insurance_agent.models.roles import ContextualizeRequest, HistoryTurn
+from insurance_agent.models.scope import Scope
 from insurance_agent.models.turn import ClarifyOption
 from insurance_agent.policy.clarification import pick_option
 from insurance_offline.contextualize import LocalContextualizer, is_follow_up
@@ -44,7 +45,7 @@ def test_first_turn_is_its_own_query():
 def test_persian_follow_up_replaces_the_family_member():
     result = run("برای همسرم چطور؟", [HEALTH_TURN])
     assert result.standalone_query == "حق بیمه درمان تکمیلی برای همسرم چقدر است؟"
-    assert result.scope == {}
+    assert result.scope == Scope()
 
 
 def test_colloquial_follow_ups():
@@ -91,12 +92,12 @@ def test_option_picks_return_the_clarified_query_scoped_to_the_option(message, f
     result = run(message, [CLARIFY_TURN])
     option = next(o for o in OPTIONS if o.file_id == file_id)
     assert result.standalone_query == CLARIFY_TURN.query
-    assert result.scope == {"file_id": file_id, "domain": option.domain}
+    assert result.scope == Scope(file_id=file_id, domain=option.domain)
 
 
 @pytest.mark.parametrize("message", ["5", "بیمه", "بیمه عمر چه شرایطی دارد؟"])
 def test_non_picks_are_not_scoped(message):
-    assert run(message, [CLARIFY_TURN]).scope == {}
+    assert run(message, [CLARIFY_TURN]).scope == Scope()
     assert pick_option(message, OPTIONS) is None
 
 
@@ -117,7 +118,7 @@ def test_the_request_is_not_mutated():
 )
 def test_a_different_message_after_a_clarifying_question_is_not_a_pick(message):
     assert pick_option(message, OPTIONS) is None
-    assert run(message, [CLARIFY_TURN]).scope == {}
+    assert run(message, [CLARIFY_TURN]).scope == Scope()
 
 
 def test_a_pending_clarification_does_not_swallow_a_new_question():

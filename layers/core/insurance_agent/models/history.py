@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from insurance_agent.models.scope import Scope
 from insurance_agent.models.turn import ClarifyOption
 
 
@@ -29,6 +30,6 @@ class HistoryTurn(BaseModel):
     query: str = ""
     language: str = "fa"
     options: list[ClarifyOption] = Field(default_factory=list)
-    scope: dict[str, str] = Field(default_factory=dict)
+    scope: Scope = Field(default_factory=Scope)
     # The documents the reply cited: a follow-up's product words are recognised against these.
     documents: list[DocumentLabel] = Field(default_factory=list)

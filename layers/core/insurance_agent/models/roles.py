@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from insurance_agent.models.chunks import RetrievedChunk
 # Re-exported: the roles take the thread history as these records.
 from insurance_agent.models.history import DocumentLabel, HistoryTurn  # noqa: F401
+from insurance_agent.models.scope import Scope
 from insurance_agent.models.turn import ClarifyOption
 from insurance_agent.text import Normalized, normalize
 
@@ -116,7 +117,7 @@ class ContextualizeRequest(_RoleModel):
 class ContextualizeResult(_RoleModel):
     standalone_query: str
     # Set when the user picked an option of the previous clarifying question: retrieval is scoped to it.
-    scope: dict[str, str] = Field(default_factory=dict)
+    scope: Scope = Field(default_factory=Scope)
 
 
 class ChunkRelevance(_RoleModel):

@@ -8,6 +8,7 @@ knowledge turn, and the graph rewrites the question (translation, written forms)
 from __future__ import annotations
 
 from insurance_agent.models.roles import Intent
+from insurance_agent.models.scope import Scope
 from insurance_agent.models.state import TurnState
 from insurance_agent.nodes.common import save
 from insurance_agent.store.accounts import get_accounts_source, policy_evidence
@@ -20,5 +21,5 @@ def run(state: TurnState) -> TurnState:
         state.route = Intent.KNOWLEDGE.value
         return state
     evidence = policy_evidence(records, state.language)
-    save(state, account_chunks=[c.model_dump() for c in evidence], query=turn.message, scope={})
+    save(state, account_chunks=evidence, query=turn.message, scope=Scope())
     return state

@@ -13,10 +13,11 @@ from insurance_agent.store import turns
 def parts(state: TurnState) -> TurnParts:
     """What the turn's earlier nodes stored (the query defaults to the message)."""
     turn = state.require_turn()
-    return TurnParts.of(turns.get_parts(turn.turn_id, turn.thread_id), turn.message)
+    return turns.load_parts(turn.turn_id, turn.thread_id, turn.message)
 
 
 def save(state: TurnState, **values: Any) -> None:
+    """Store the given parts of the turn, each a value of its TurnParts type (models, not dicts)."""
     turn = state.require_turn()
     turns.put_parts(turn.turn_id, turn.thread_id, **values)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from insurance_agent.config import get_settings
 from insurance_agent.models.roles import ContextualizeRequest
+from insurance_agent.models.scope import Scope
 from insurance_agent.models.state import TurnState
 from insurance_agent.nodes.common import parts, save
 from insurance_agent.policy.clarification import pick_option
@@ -26,8 +27,7 @@ def run(state: TurnState) -> TurnState:
     picked = pick_option(turn.message, last.options) if last and last.status == "clarify" else None
     if picked is not None:
         # The user chose one of our grounded options: same question, retrieval scoped to that document.
-        scope = {k: v for k, v in {"file_id": picked.file_id, "domain": picked.domain}.items() if v}
-        save(state, query=last.query or last.message, scope=scope)
+        save(state, query=last.query or last.message, scope=Scope(file_id=picked.file_id or None, domain=picked.domain or None))
         return state
 
     def ask(**round_fields):
@@ -49,12 +49,12 @@ def run(state: TurnState) -> TurnState:
             state.rewrite_exhausted = True
             return state
         # broader, not the same: no scope either
-        save(state, query=query, scope={})
+        save(state, query=query, scope=Scope())
         return state
 
     query = get_provider().first_turn_query(turn.message) if direct else None
     if query is not None:
-        save(state, query=query, scope={})
+        save(state, query=query, scope=Scope())
         return state
 
     result = ask()

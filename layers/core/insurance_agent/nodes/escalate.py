@@ -99,7 +99,7 @@ def run(state: TurnState) -> TurnState:
             and turn.turn_id in committed.turn_ids:
         # The turn was already committed (its node failed after the write, or this node is retried):
         # the user gets what the thread records, as a replay would, not a second, different outcome.
-        state.reply = TurnReply.model_validate(stored.reply)
+        state.reply = stored.reply
         return state
     history = stored.history
     chunks = sorted(stored.chunks, key=lambda c: c.score, reverse=True)[:TOP_CHUNKS]
@@ -120,7 +120,7 @@ def run(state: TurnState) -> TurnState:
                                                 language=reply.language, at=threads.dynamo.now()))
 
     try:
-        turns.put_parts(turn.turn_id, turn.thread_id, owner=owner, reply=reply.model_dump(mode="json"))
+        turns.put_parts(turn.turn_id, turn.thread_id, owner=owner, reply=reply)
     except InvalidInputError:
         state.reply = with_trace(state, TurnReply(
             status=Status.REFUSED, message=messages.refusal(RefusalCode.TURN_NOT_OWNED, state.language),

@@ -10,6 +10,7 @@ the evaluation.
 
 from __future__ import annotations
 
+from insurance_agent.models.parts import Draft
 from insurance_agent.models.roles import GenerateRequest, Intent
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import Status, TurnReply
@@ -58,8 +59,9 @@ def run(state: TurnState) -> TurnState:
         result = apply_calculations(result, chunks, turn.message, state.language)
         violations = check_draft(result, chunks, calculator_results=result.calculations, language=state.language)
     answered = result.answered and bool(result.answer.strip())
-    save(state, draft={"result": result.model_dump(), "violations": violations},
-         drafts=[*stored.drafts, {"answered": answered, "rejected_by": guards_of(violations)}])
+    drafts = stored.drafts
+    drafts.add(answered, guards_of(violations))
+    save(state, draft=Draft(result=result, violations=violations), drafts=drafts)
     state.generate.answered = answered
     state.generate.confidence = result.confidence
     return state

@@ -7,6 +7,7 @@ policy/decisive.py: far ahead of every other document and lexically covering the
 from __future__ import annotations
 
 from insurance_agent.config import get_settings
+from insurance_agent.models.parts import GradeDetail
 from insurance_agent.models.roles import ChunkRelevance, GradeRequest, GradeVerdict
 from insurance_agent.models.state import TurnState
 from insurance_agent.nodes.common import parts, save
@@ -37,7 +38,6 @@ def run(state: TurnState) -> TurnState:
         # A clarifying question needs at least two real documents to choose between.
         verdict = GradeVerdict.SUFFICIENT
     state.grade = verdict.value
-    save(state, grade={"verdict": verdict.value, "relevance": [r.model_dump() for r in relevance]},
-         options=[o.model_dump() for o in options])
+    save(state, grade=GradeDetail(verdict=verdict, relevance=relevance), options=options)
     emit("Verdicts", Node="grade", Verdict=verdict.value)
     return state

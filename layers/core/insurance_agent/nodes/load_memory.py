@@ -125,9 +125,9 @@ def run(state: TurnState) -> TurnState:
     committed = (record is not None and record.committed) or (thread is not None and turn.turn_id in thread.turn_ids)
     if committed:
         # A re-run of a committed turn returns the recorded reply and changes nothing.
-        stored = turns.get_parts(turn.turn_id, turn.thread_id).get("reply")
+        stored = turns.load_parts(turn.turn_id, turn.thread_id, turn.message).reply
         if stored:
-            state.reply = TurnReply.model_validate(stored)
+            state.reply = stored
             state.language = _refusal_language(state.input)
             state.input = {}
             return state
@@ -144,7 +144,7 @@ def run(state: TurnState) -> TurnState:
     profile = profiles.get_profile(turn.tenant_id, turn.user_id)
     try:
         turns.put_parts(turn.turn_id, turn.thread_id, owner=owner,
-                        history=[h.model_dump() for h in history], profile=profile.public())
+                        history=history, profile=profile.public())
     except InvalidInputError:
         # Lost a race with another caller creating the same turn_id.
         logger.warning("turn_id taken by another caller meanwhile")

@@ -14,9 +14,9 @@ def run(state: TurnState) -> TurnState:
     query = stored.query
     scope = stored.scope
     # The backend's domain, when set, always wins over anything inferred from the conversation.
-    domain = turn.domain or scope.get("domain")
+    domain = turn.domain or scope.first_domain
     hits = search(query, tenant_id=turn.tenant_id, roles=turn.roles, domain=domain, scope=scope)
     chunks = stored.account_chunks + hits
-    save(state, chunks=[c.model_dump() for c in chunks])
+    save(state, chunks=chunks)
     metrics.add_metric(name="RetrievedChunks", unit="Count", value=len(chunks))
     return state

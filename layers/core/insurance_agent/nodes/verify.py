@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from insurance_agent.config import get_settings
-from insurance_agent.models.roles import GenerateResult, VerifyRequest
+from insurance_agent.models.parts import VerifyDetail
+from insurance_agent.models.roles import VerifyRequest
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import Citation, Status, TurnReply
 from insurance_agent.nodes.common import parts, save, with_trace
@@ -14,8 +15,9 @@ from insurance_agent.roles.base import get_provider
 def run(state: TurnState) -> TurnState:
     stored = parts(state)
     draft = stored.draft
-    result = GenerateResult.model_validate(draft["result"])
-    violations: list[str] = list(draft.get("violations", []))
+    if draft is None:
+        raise RuntimeError("verify reached without a draft")
+    result, violations = draft.result, draft.violations
     chunks = stored.chunks
     by_id = {c.chunk_id: c for c in chunks}
     cited = [by_id[i] for i in dict.fromkeys(result.citations) if i in by_id]
@@ -46,8 +48,8 @@ def run(state: TurnState) -> TurnState:
         state.reply = with_trace(state, TurnReply(status=Status.ANSWER, message=result.answer, citations=citations))
     else:
         drafts = stored.drafts
-        if not violations and drafts:  # the guards passed it and the verify role did not
-            drafts = [*drafts[:-1], {**drafts[-1], "rejected_by": [*drafts[-1].get("rejected_by", []), "verify"]}]
-        save(state, verify={"grounded": False, "unsupported": unsupported, "violations": violations},
+        if not violations:  # the guards passed it and the verify role did not
+            drafts.reject_latest("verify")
+        save(state, verify=VerifyDetail(grounded=False, unsupported=unsupported, violations=violations),
              feedback=unsupported + violations, drafts=drafts)
     return state

@@ -42,7 +42,7 @@ def run(state: TurnState) -> TurnState:
         record.turns = record.turns[-20:]
 
     # The reply is stored before the commit, so a re-run of a committed turn can always replay it.
-    save(state, reply=reply.model_dump(mode="json"))
+    save(state, reply=reply)
     try:
         threads.update_thread(thread_id=turn.thread_id, tenant_id=turn.tenant_id, user_id=turn.user_id,
                               turn_id=turn.turn_id, mutate=commit)

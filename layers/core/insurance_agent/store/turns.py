@@ -1,7 +1,8 @@
 """Per-turn working data (chunks, drafts, verdict details, the final reply) keyed by turn_id.
 
 The execution payload carries only ids and verdicts; the bulky data lives here with a TTL.
-Each part is one JSON-string attribute, so floats need no Decimal conversion.
+Each part (a field of models/parts.TurnParts) is one JSON-string attribute, so floats need no
+Decimal conversion; a part is written from its model and read back into it.
 
 The record is also the turn's idempotency key for as long as it lives: load_memory creates it with
 the caller's identity (tenant, user, thread, roles) under a condition, so a turn_id can belong to
@@ -12,20 +13,19 @@ never run again.
 from __future__ import annotations
 
 import json
+from functools import cache
 from typing import Any
 
-from pydantic import BaseModel
-
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from insurance_agent.config import get_settings
 from insurance_agent.errors import InvalidInputError
+from insurance_agent.models.parts import TurnParts
 from insurance_agent.policy.pii import mask_pii, mask_strings
 from insurance_agent.store import dynamo
 
-PARTS = (
-    "history", "profile", "query", "scope", "chunks", "account_chunks", "grade", "options", "draft",
-    "drafts", "verify", "feedback", "reply",
-)
+#: The attributes of a turn record that hold parts: the fields of the model, named once.
+PARTS: tuple[str, ...] = tuple(TurnParts.model_fields)
 
 
 # A turn record must stay far below DynamoDB's 400 KB item limit whatever the documents hold.
@@ -77,8 +77,23 @@ def _masked(name: str, value: Any) -> Any:
     return value
 
 
+@cache
+def _part_type(name: str) -> TypeAdapter:
+    """The type of part `name`, built on first use (a node writes only a few of the parts)."""
+    return TypeAdapter(TurnParts.model_fields[name].annotation)
+
+
+def _stored_form(name: str, value: Any) -> Any:
+    """Part `name` as the JSON value its attribute holds; a value that is not of its type is a bug."""
+    part = _part_type(name)
+    try:
+        return part.dump_python(part.validate_python(value), mode="json")
+    except ValidationError as error:
+        raise TypeError(f"turn part {name!r} is not of its type: {error}") from None
+
+
 def _bounded(name: str, value: Any) -> str:
-    text = dynamo.dumps(_masked(name, value))
+    text = dynamo.dumps(_masked(name, _stored_form(name, value)))
     if len(text.encode("utf-8")) > MAX_PART_BYTES:
         raise PartTooLargeError(f"turn part {name!r} is {len(text.encode('utf-8'))} bytes (limit {MAX_PART_BYTES})")
     return text
@@ -91,7 +106,8 @@ class PartTooLargeError(InvalidInputError):
 
 
 def put_parts(turn_id: str, thread_id: str, *, owner: TurnOwner | None = None, commit: bool = False, **parts: Any) -> None:
-    """Write the given parts of a turn; a turn_id can only ever belong to one thread (and owner).
+    """Write the given parts of a turn (each of its TurnParts type); a turn_id can only ever belong
+    to one thread (and owner).
 
     `owner` (load_memory, the record's first write) records who the turn belongs to and refuses a
     live record of anyone else; `commit` marks the turn applied, after its thread update.
@@ -148,11 +164,17 @@ def get_meta(turn_id: str) -> TurnRecordMeta | None:
 
 
 def get_parts(turn_id: str, thread_id: str) -> dict[str, Any]:
-    """All stored parts of a live turn (expired items are treated as absent)."""
+    """All stored parts of a live turn in their JSON form, as inspection tools read them (expired
+    items are treated as absent)."""
     item = dynamo.get_item(get_settings().tables.turns, {"turn_id": turn_id})
     if not item or item.get("thread_id") != thread_id or int(item.get("expires_at", 0)) <= dynamo.now():
         return {}
     return {name: json.loads(item[name]) for name in PARTS if name in item}
+
+
+def load_parts(turn_id: str, thread_id: str, message: str) -> TurnParts:
+    """The stored parts of a live turn as their models; the query defaults to the user's `message`."""
+    return TurnParts.of(get_parts(turn_id, thread_id), message)
 
 
 def mark_committed(turn_id: str, thread_id: str) -> None:
