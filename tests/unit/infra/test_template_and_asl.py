@@ -209,7 +209,7 @@ def test_the_openai_provider_gets_its_layer_its_model_names_and_only_its_secret(
         layers = [resolve(template, values, entry) for entry in functions[name]["Properties"]["Layers"]]
         assert layers == ["CoreLayer", "OpenAILayer"], name
         policies = json.dumps(functions[name]["Properties"]["Policies"])
-        assert '"HasOpenAIKeySecret"' in policies and "OpenAIApiKeySecretArn" in policies, name
+        assert f'"{name.removesuffix("Function")}OpenAIKey"' in policies and "OpenAIApiKeySecretArn" in policies, name
 
 
 # The roles of each model function (one per node) and the model size each calls.
@@ -231,7 +231,7 @@ def _function_setup(template, values, name):
         "model": resolve(template, values, env[f"{size.upper()}_MODEL_ID"]),
         "server": resolve(template, values, env["OPENAI_BASE_URL"]),
         "invoke": f"{size}ModelInvokePolicy" in policies,
-        "key": holds(template, values, f"{role}OnOpenAI") and holds(template, values, "HasOpenAIKeySecret"),
+        "key": holds(template, values, f"{role}OpenAIKey") and "OpenAIApiKeySecretArn" in json.dumps(props["Policies"]),
     }
 
 
