@@ -172,3 +172,21 @@ def test_roles_on_two_model_services_cannot_share_the_one_process(environment, t
     assert (models.small_model_id, models.main_model_id) == ("global.anthropic.claude-haiku-4-5-20251001-v1:0",
                                                              "qwen-main")
     assert models.provider_for("generate") == "openai" and models.provider_for("verify") == "bedrock"
+
+
+def test_the_agent_check_names_each_provider_in_use_with_its_roles(environment, tmp_path):
+    from agent_local.preflight import model_settings_problem
+
+    for name in ("OPENAI_BASE_URL", "SMALL_MODEL_ID", "MAIN_MODEL_ID", "ROLE_PROVIDERS"):
+        environment.pop(name, None)
+    problem = model_settings_problem(tmp_path, {"RoleProviders": "generate:openai"})
+    assert problem.startswith("model provider 'openai' (serving generate) is not configured, so no turn was run:")
+    assert "OPENAI_BASE_URL is not set" in problem and "--parameter-overrides OpenAIBaseUrl=VALUE" in problem
+    assert "'local'" not in problem  # the offline roles need nothing
+    assert model_settings_problem(tmp_path, {"RoleProviders": "generate:openai", "OpenAIBaseUrl": "http://h:1/v1",
+                                             "OpenAIMainModel": "m"}) is None
+    refused = model_settings_problem(tmp_path, {"ModelProvider": "bedrock", "RoleProviders": "grade:openai"})
+    assert "need different values of SMALL_MODEL_ID" in refused and refused.endswith("no turn was run")
+    # A repeated role passes the parameter's pattern; the settings refuse it before any turn.
+    repeated = model_settings_problem(tmp_path, {"RoleProviders": "grade:openai,grade:local"})
+    assert "lists the role 'grade' twice" in repeated and repeated.endswith("no turn was run")
