@@ -136,9 +136,11 @@ def model_service(provider: str, role_providers: str = "") -> str:
     two services: one run has one model endpoint."""
     from insurance_agent.config import parse_role_providers
     from insurance_agent.errors import ConfigurationError
+    from insurance_agent.roles.base import check_role_map
 
     try:
         mapping = parse_role_providers(role_providers)
+        check_role_map(mapping)
     except ConfigurationError as error:
         raise TierError(f"--role-providers: {error}") from None
     services = sorted({provider, *mapping.values()} - {"local"})

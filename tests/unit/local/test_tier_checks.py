@@ -94,6 +94,7 @@ def test_the_model_service_of_a_run_is_the_one_language_model_provider(provider,
     ("bedrock", "grade:openai", "bedrock and openai: the tier serves one model service"),
     ("local", "grade:openai,grade:bedrock", "lists the role 'grade' twice"),
     ("local", "grade=openai", "is not role:provider"),
+    ("local", "grade:gemini", "unknown provider 'gemini'"),
 ])
 def test_a_role_map_the_tier_cannot_run_is_refused_before_anything_starts(provider, roles, message):
     with pytest.raises(lambda_tier.TierError, match=message):

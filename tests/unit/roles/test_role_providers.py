@@ -29,7 +29,6 @@ def test_a_map_is_parsed_with_blanks_ignored_and_unlisted_roles_on_the_default()
     ("grade:", "item 'grade:' is not role:provider"),
     ("grade:openai,,verify:local", "item '' is not role:provider"),
     ("router:openai", "unknown role 'router'"),
-    ("grade:gemini", "sends grade to an unknown provider 'gemini'"),
     ("grade:openai,grade:local", "lists the role 'grade' twice"),
 ])
 def test_a_malformed_map_is_a_configuration_error_naming_the_problem(text, message):
@@ -39,6 +38,13 @@ def test_a_malformed_map_is_a_configuration_error_naming_the_problem(text, messa
     with pytest.raises(ConfigurationError) as caught:
         model_settings({"ROLE_PROVIDERS": text})
     assert message in str(caught.value) and "RoleProviders" in str(caught.value)
+
+
+def test_a_role_sent_to_an_unknown_provider_fails_every_functions_check():
+    settings = model_settings({"MODEL_PROVIDER": "local", "ROLE_PROVIDERS": "grade:gemini"})
+    for role in ("grade", "triage"):  # not only the grade function's: the whole deployment is wrong
+        with serving(role), pytest.raises(ConfigurationError, match="sends grade to an unknown provider 'gemini'"):
+            check_model_settings(settings, {})
 
 
 def test_each_role_gets_its_own_provider_and_roles_on_one_provider_share_it(monkeypatch):

@@ -11,9 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from functools import lru_cache
 
 from insurance_agent.analysis import PLAIN_TERMS, Terms
@@ -33,6 +31,7 @@ from insurance_agent.models.roles import (
     VerifyRequest,
     VerifyResult,
 )
+from insurance_agent.roles.serving import current_role, serving  # noqa: F401 - serving: re-exported
 
 
 class ModelProvider(ABC):
@@ -117,26 +116,6 @@ def create_provider(name: str) -> ModelProvider:
     return provider_class(name)()
 
 
-# The role whose node is running (lambda_entry.node_handler sets it): what code that does not name a
-# role (the policy's word analysis, a cold-start check) serves. A context variable, not a global: the
-# local stack runs every node in one process, at once.
-_current_role: ContextVar[Role | None] = ContextVar("current_role", default=None)
-
-
-@contextmanager
-def serving(role: Role | None) -> Iterator[None]:
-    """Within this block, provider look-ups without a role are `role`'s."""
-    token = _current_role.set(role)
-    try:
-        yield
-    finally:
-        _current_role.reset(token)
-
-
-def current_role() -> Role | None:
-    return _current_role.get()
-
-
 def get_provider(role: Role | None = None) -> ModelProvider:
     """The provider serving `role` (default: the running node's role; ModelSettings.provider_for),
     one instance per provider per process: roles on the same provider share it."""
@@ -163,11 +142,23 @@ def role_problems(settings: ModelSettings | None = None, environ: Mapping[str, s
     that serve `roles` (default: the running node's role, or every role outside a node): only what
     is used is checked. {provider: problems} of the providers that have any."""
     settings = settings or get_settings().models
+    check_role_map(settings.role_providers)
     environ = os.environ if environ is None else environ
     if roles is None:
         roles = (current_role(),) if current_role() else ROLES
     found = {name: provider_class(name).check_settings(settings, environ) for name in settings.providers_used(roles)}
     return {name: problems for name, problems in found.items() if problems}
+
+
+def check_role_map(role_providers: Mapping[str, str]) -> None:
+    """ConfigurationError for a role sent to a provider PROVIDERS does not know (ROLE_PROVIDERS).
+
+    Checked here rather than where the map is parsed (config.parse_role_providers): the registry of
+    providers is this module's, and the thin functions, which never resolve a provider, do not ship it."""
+    for role, name in role_providers.items():
+        if name not in PROVIDERS:
+            raise ConfigurationError(f"ROLE_PROVIDERS sends {role} to an unknown provider {name!r} "
+                                     f"(providers: {', '.join(sorted(PROVIDERS))})")
 
 
 def model_settings_problems(settings: ModelSettings | None = None, environ: Mapping[str, str] | None = None,
