@@ -16,7 +16,7 @@ from insurance_agent.errors import ConfigurationError
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import ID_PATTERN
 from insurance_agent.observability import emit, logger, metrics, tracer
-from insurance_agent.roles.serving import serving
+from insurance_agent.serving import serving
 
 NodeRun = Callable[[TurnState], TurnState]
 # Nodes that have run in this process: the first invocation of each is its cold start (one node per

@@ -31,7 +31,7 @@ from insurance_agent.models.roles import (
     VerifyRequest,
     VerifyResult,
 )
-from insurance_agent.roles.serving import current_role, serving  # noqa: F401 - serving: re-exported
+from insurance_agent.serving import current_role, serving  # noqa: F401 - serving: re-exported
 
 
 class ModelProvider(ABC):

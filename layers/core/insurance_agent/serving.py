@@ -1,5 +1,5 @@
-"""Which model role the running node serves (ROLE_PROVIDERS): kept apart from roles/base.py so that
-every function's entry point can set it without reaching the provider registry."""
+"""Which model role the running node serves (ROLE_PROVIDERS): apart from the roles package so that
+every function's entry point can set it without loading the roles or their provider registry."""
 
 from __future__ import annotations
 
