@@ -101,11 +101,13 @@ lambda-down:
 # MODEL_PROVIDER=bedrock: every function as packaged for Bedrock, the model a Bedrock Runtime endpoint on
 # this machine, plus the model faults (docs/resilience.md). MODEL_PROVIDER=openai: every function as
 # packaged for an OpenAI-compatible server, the model the real server of model-up (started if it is not
-# running), plus the server faults. TIER_ARGS=--skip-build reuses the last build.
+# running), plus the server faults. ROLE_PROVIDERS=grade:openai,... packages and runs those roles for
+# their own provider beside MODEL_PROVIDER (RoleProviders). TIER_ARGS=--skip-build reuses the last build.
 MODEL_PROVIDER ?= offline
-test-lambda: venv lambda-up $(if $(filter openai,$(MODEL_PROVIDER)),model-up)
+ROLE_PROVIDERS ?=
+test-lambda: venv lambda-up $(if $(or $(filter openai,$(MODEL_PROVIDER)),$(findstring :openai,$(ROLE_PROVIDERS))),model-up)
 	env PATH="$(SAM_PATH)" PY312=$(PY312) SAM_CLI_TELEMETRY=0 $(BIN)/python -m agent_harness.lambda_tier test \
-		--provider $(MODEL_PROVIDER) $(TIER_ARGS)
+		--provider $(MODEL_PROVIDER) --role-providers "$(ROLE_PROVIDERS)" $(TIER_ARGS)
 
 # Only what the demo and the tests made: your own threads and documents in $(AGENT_HOME) stay.
 clean:

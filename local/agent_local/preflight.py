@@ -9,29 +9,51 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_local.stack import LocalStack
+    from insurance_agent.config import SettingProblem
 
 
 def model_settings_problem(home: Path, overrides: dict[str, str]) -> str | None:
     """What keeps the configured provider from running a turn on a stack of `home` with `overrides`
     (validated template parameters), as a message for the user; None when nothing does."""
-    from agent_local.stack import LocalStack
-    from agent_local.template import referenced_parameters
-    from insurance_agent.config import model_settings
+    from agent_local.stack import LocalStack, StackError
+    from insurance_agent.config import ROLES, model_settings
     from insurance_agent.errors import ConfigurationError
-    from insurance_agent.roles.base import model_settings_problems
+    from insurance_agent.roles.base import role_problems
 
     stack = LocalStack(home, parameters=overrides)
-    given = stack.function_environment()
+    try:
+        given = stack.function_environment()
+    except StackError as error:  # a role map this one process cannot serve
+        return f"{error}; no turn was run"
     environ = {**os.environ, **given}
     try:
         settings = model_settings(environ)
-        problems = model_settings_problems(settings, environ)
+        # Every provider a role is sent to (ROLE_PROVIDERS), each checked once.
+        found = role_problems(settings, environ)
     except ConfigurationError as error:
         return f"{error}; no turn was run"
-    if not problems:
+    if not found:
         return None
     template_env = stack.template["Globals"]["Function"]["Environment"]["Variables"]
-    lines = [f"model provider {settings.provider!r} is not configured, so no turn was run:"]
+    lines = []
+    for provider, problems in found.items():
+        roles = [role for role in ROLES if settings.provider_for(role) == provider]
+        served = "" if len(roles) == len(ROLES) else f" (serving {', '.join(roles)})"
+        lines += [f"model provider {provider!r}{served} is not configured, so no turn was run:",
+                  *_problem_lines(problems, stack, given, template_env)]
+    return "\n".join(lines)
+
+
+def _problem_lines(problems: list[SettingProblem], stack: LocalStack, given: dict[str, str],
+                   template_env: dict[str, Any]) -> list[str]:
+    """How to set each of one provider's missing or malformed settings."""
+    from agent_local.template import referenced_parameters
+
+    lines = []
     for problem in problems:
         name = problem.variable
         lines.append(f"  {name} {problem.problem}: {problem.purpose}.")
@@ -45,4 +67,4 @@ def model_settings_problem(home: Path, overrides: dict[str, str]) -> str | None:
             # An override of a parameter the template derives the variable from makes the template's value win.
             lines.append(f"    {name} of the environment is not used: with --parameter-overrides "
                          f"{', '.join(sorted(deciding))} the template sets it; give its parameter instead.")
-    return "\n".join(lines)
+    return lines

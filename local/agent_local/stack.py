@@ -341,13 +341,24 @@ class LocalStack:
         template_env: dict[str, tuple[str, set[str]]] = {}  # variable -> (value, parameters it depends on)
         global_env = self.template["Globals"]["Function"]["Environment"]["Variables"]
         functions = resources_of_type(self.template, "AWS::Serverless::Function")
-        for variables in [global_env] + [
-            f["Properties"].get("Environment", {}).get("Variables", {}) for f in functions.values()
+        set_by: dict[str, str] = {}  # variable -> the function whose own value it has
+        for function, variables in [("Globals", global_env)] + [
+            (name, f["Properties"].get("Environment", {}).get("Variables", {})) for name, f in functions.items()
         ]:
             for key, value in variables.items():
                 resolved = self._resolve(value)
-                if resolved is not None:
-                    template_env[key] = (resolved, referenced_parameters(self.template, value))
+                if resolved is None:
+                    continue
+                if key in set_by and template_env[key][0] != resolved:
+                    # Every handler runs in this one process, with one environment: two functions
+                    # that need different values (roles on two model services) cannot both be served.
+                    raise StackError(
+                        f"{set_by[key]} and {function} need different values of {key} "
+                        f"({template_env[key][0]!r}, {resolved!r}); the local stack runs every function in "
+                        "one process: put these roles on providers that share it (RoleProviders)")
+                if function != "Globals":
+                    set_by[key] = function
+                template_env[key] = (resolved, referenced_parameters(self.template, value))
         template_env["AGENT_QDRANT_PATH"] = (str(self.home / "qdrant"), set())
         template_env["AGENT_LOG_FILE"] = (str(self.home / "logs" / "agent.log"), set())
         template_env["HF_HUB_OFFLINE"] = ("1", set())

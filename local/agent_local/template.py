@@ -98,8 +98,9 @@ def state_machine(template: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 def resolve(template: dict[str, Any], parameters: dict[str, str], value: Any) -> str | None:
     """A template value as CloudFormation would resolve it from `parameters`: Ref, Fn::Sub (of
-    parameters), Fn::If over the template's Conditions (Equals, Not, And, Or). None for AWS::NoValue
-    and for anything else (resource attributes and other intrinsics stay unresolved)."""
+    parameters), Fn::Join (of a list or an Fn::Split), Fn::If over the template's Conditions (Equals,
+    Not, And, Or). None for AWS::NoValue and for anything else (resource attributes and other
+    intrinsics stay unresolved)."""
     if not isinstance(value, dict):
         return str(value)
     if "Ref" in value:
@@ -111,6 +112,22 @@ def resolve(template: dict[str, Any], parameters: dict[str, str], value: Any) ->
     if "Fn::If" in value:
         condition, if_true, if_false = value["Fn::If"]
         return resolve(template, parameters, if_true if _holds(template, parameters, condition) else if_false)
+    if "Fn::Join" in value:
+        delimiter, items = value["Fn::Join"]
+        parts = _resolve_list(template, parameters, items)
+        return None if parts is None or None in parts else delimiter.join(parts)
+    return None
+
+
+def _resolve_list(template: dict[str, Any], parameters: dict[str, str], value: Any) -> list[str | None] | None:
+    """A list value: a literal list of values, or Fn::Split of a string (how a condition tests whether
+    a comma list holds an item: template.yaml's RoleProviders). None when it does not resolve."""
+    if isinstance(value, list):
+        return [resolve(template, parameters, item) for item in value]
+    if isinstance(value, dict) and "Fn::Split" in value:
+        delimiter, text = value["Fn::Split"]
+        resolved = resolve(template, parameters, text)
+        return None if resolved is None else resolved.split(delimiter)
     return None
 
 
@@ -138,6 +155,11 @@ def referenced_parameters(template: dict[str, Any], value: Any) -> set[str]:
 
     walk(value)
     return found
+
+
+def holds(template: dict[str, Any], parameters: dict[str, str], condition: str) -> bool:
+    """Whether the template's condition `condition` is true with `parameters`."""
+    return _holds(template, parameters, condition)
 
 
 def _holds(template: dict[str, Any], parameters: dict[str, str], condition: str | dict[str, Any]) -> bool:
@@ -205,9 +227,11 @@ def validate_overrides(template: dict[str, Any], overrides: dict[str, str]) -> d
         out[key] = value
     return out
 
-def layers_of(template: dict, resource: dict, provider: str) -> list[str]:
-    """Logical ids of a function's layers with ModelProvider=`provider`, its conditions resolved."""
-    values = parameter_defaults(template) | {"ModelProvider": provider}
+
+def layers_of(template: dict, resource: dict, provider: str, role_providers: str = "") -> list[str]:
+    """Logical ids of a function's layers with ModelProvider=`provider` and RoleProviders=`role_providers`,
+    its conditions resolved."""
+    values = parameter_defaults(template) | {"ModelProvider": provider, "RoleProviders": role_providers}
     layers = [resolve(template, values, entry) for entry in resource["Properties"].get("Layers", [])]
     return [layer for layer in layers if layer]
 

@@ -34,10 +34,11 @@ def steps(stack: Any, tenant: str | None, roles: Sequence[str]) -> list[tuple[st
     found: list[tuple[str, Callable[[], object]]] = [
         ("state machine", lambda: moto_patches.program(stack.definition())),
         ("index", index.get_client),
-        ("model provider", lambda: get_provider().warm_up()),
+        ("model provider", lambda: _warm_providers(get_provider)),
     ]
     store = os.environ.get("AGENT_EMBEDDING_STORE")
-    if get_settings().models.provider == "offline" and store:
+    # The exemplar store is the offline triage's.
+    if get_settings().models.provider_for("triage") == "offline" and store:
         from insurance_offline.exemplars import ensure_store
 
         found.append(("exemplar store", lambda: ensure_store(store)))
@@ -50,6 +51,15 @@ def steps(stack: Any, tenant: str | None, roles: Sequence[str]) -> list[tuple[st
     if tenant:
         found.append(("corpus scope", lambda: topics.corpus_scope(tenant, list(roles))))
     return found
+
+
+def _warm_providers(get_provider: Callable[[str], Any]) -> None:
+    """Warm every provider a role is sent to (ROLE_PROVIDERS), each once."""
+    from insurance_agent.config import ROLES, get_settings
+
+    models = get_settings().models
+    for provider in models.providers_used():
+        get_provider(next(role for role in ROLES if models.provider_for(role) == provider)).warm_up()
 
 
 def run(stack: Any, *, tenant: str | None = None, roles: Sequence[str] = ("user",)) -> dict[str, float]:
@@ -86,7 +96,7 @@ def prepare_store(home: Any) -> bool:
     from insurance_agent.config import get_settings
 
     path = os.environ.setdefault(EMBEDDING_STORE, str(home / EMBEDDING_STORE_FILE))
-    if get_settings().models.provider != "offline" or not path:
+    if get_settings().models.provider_for("triage") != "offline" or not path:
         return False
     from insurance_offline.exemplars import ensure_store
 

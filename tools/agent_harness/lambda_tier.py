@@ -1,6 +1,7 @@
 """The container tier: every node Lambda in its own container (`sam local`), as deployed.
 
-    python -m agent_harness.lambda_tier test [--provider bedrock]   what `make test-lambda` runs (docs/packaging.md)
+    python -m agent_harness.lambda_tier test [--provider bedrock] [--role-providers grade:openai,...]
+                                                                  what `make test-lambda` runs (docs/packaging.md)
     python -m agent_harness.lambda_tier serve                       local AWS endpoints for `sam local invoke` by hand
 
 `test` prepares a data folder (sample corpus, accounts), runs the demo conversation in-process for
@@ -31,6 +32,12 @@ answer breaks a guard (citations retrieved, figures in the cited chunks, the tur
 events/ files are replaced by `OFFLINE_TURNS` on the endpoint's offline answers (with the
 conversations they run every function in its container), and then come the server faults of
 `OPENAI_FAULT_CASES`, one turn each (docs/resilience.md).
+
+With `--role-providers` (default $ROLE_PROVIDERS) the functions are packaged and run with that
+RoleProviders map beside ModelProvider=`--provider`, and so is the in-process reference: each model
+function gets its role's provider's layer. The model endpoint, the conversations and the checks are
+those of the one model service in use (bedrock or openai; the offline provider calls none); the
+fault cases, written for every role on that service, are left out.
 """
 
 from __future__ import annotations
@@ -122,6 +129,27 @@ class TierError(RuntimeError):
     """The container tier failed; the message says where."""
 
 
+def model_service(provider: str, role_providers: str = "") -> str:
+    """The model service a run serves with ModelProvider=`provider` and RoleProviders=`role_providers`:
+    the one language-model provider among them, else `provider` (the offline one calls no service).
+    The endpoint, the conversations and the checks follow it. TierError for a malformed map, or for
+    two services: one run has one model endpoint."""
+    from insurance_agent.config import parse_role_providers
+    from insurance_agent.errors import ConfigurationError
+    from insurance_agent.roles.base import check_role_map
+
+    try:
+        mapping = parse_role_providers(role_providers)
+        check_role_map(mapping)
+    except ConfigurationError as error:
+        raise TierError(f"--role-providers: {error}") from None
+    services = sorted({provider, *mapping.values()} - {"offline"})
+    if len(services) > 1:
+        raise TierError(f"--provider {provider} --role-providers {role_providers} use {' and '.join(services)}: "
+                        "the tier serves one model service per run (the offline provider may go beside it)")
+    return services[0] if services else provider
+
+
 def log(message: str) -> None:
     print(f"lambda-tier: {message}", file=sys.stderr, flush=True)
 
@@ -193,12 +221,14 @@ def take_calls(endpoint) -> list[dict[str, Any]]:  # noqa: ANN001 - BedrockEndpo
     return calls
 
 
-def reference_run(home: Path, provider: str, model_env: dict[str, str], endpoint=None) -> list[dict[str, Any]]:  # noqa: ANN001
+def reference_run(home: Path, provider: str, model_env: dict[str, str], endpoint=None,  # noqa: ANN001
+                  role_providers: str = "") -> list[dict[str, Any]]:
     """The tier's conversations in-process (`agent converse`, its own process and local stack): one
     {"reply", "calls"} per turn, `calls` the model requests the endpoint logged during that turn."""
     script = STATE / f"conversations-{provider}.json"
     script.write_text(json.dumps(tier_scripts(provider), ensure_ascii=False), encoding="utf-8")
-    env = os.environ | {"AGENT_HOME": str(home), "HF_HUB_OFFLINE": "1", "MODEL_PROVIDER": provider} | model_env
+    env = os.environ | {"AGENT_HOME": str(home), "HF_HUB_OFFLINE": "1", "MODEL_PROVIDER": provider,
+                        "ROLE_PROVIDERS": role_providers} | model_env
     errors = STATE / f"reference-{provider}.log"
     take_calls(endpoint)
     turns: list[dict[str, Any]] = []
@@ -270,25 +300,29 @@ def _sam() -> list[str]:
     return [sam]
 
 
-def _sam_local_options(stack, provider: str = "offline", model: str = "") -> list[str]:  # noqa: ANN001 - LocalStack
+def _sam_local_options(stack, provider: str = "offline", model: str = "",  # noqa: ANN001 - LocalStack
+                       role_providers: str = "") -> list[str]:
     """Parameters and the environment file that point every container at this stack (and, with the
-    openai provider, at the model endpoint on the gateway serving `model`).
+    openai provider, at the model endpoint on the gateway serving `model`). With `role_providers`
+    (RoleProviders) each function is run with its role's provider's layer (sam local resolves the
+    Layers' conditions); the model settings are those of the one model service (model_service).
 
     `sam local` resolves neither conditions nor a table's !Ref (it gives the logical id), so the
     endpoints, the table names and the model ids are set through --env-vars (it may only set
     declared variables).
     """
     endpoint = f"http://{GATEWAY}:{ENDPOINT_PORT}"
-    values = PARAMETERS | {"LocalEndpointUrl": endpoint, "ModelProvider": provider}
+    service = model_service(provider, role_providers)
+    values = PARAMETERS | {"LocalEndpointUrl": endpoint, "ModelProvider": provider, "RoleProviders": role_providers}
     # The file wins over the shell's variables, which `sam local` also passes for declared names.
-    env = {"AWS_ENDPOINT_URL": endpoint, "MODEL_PROVIDER": provider}
-    if provider == "bedrock":
+    env = {"AWS_ENDPOINT_URL": endpoint, "MODEL_PROVIDER": provider, "ROLE_PROVIDERS": role_providers}
+    if service == "bedrock":
         model_endpoint = f"http://{GATEWAY}:{BEDROCK_PORT}"
         values["LocalBedrockEndpointUrl"] = model_endpoint
         model_env = bedrock_environment(values)
         env |= {"AWS_ENDPOINT_URL_BEDROCK_RUNTIME": model_endpoint, "SMALL_MODEL_ID": model_env["SMALL_MODEL_ID"],
                 "MAIN_MODEL_ID": model_env["MAIN_MODEL_ID"]}
-    if provider == "openai":
+    if service == "openai":
         model_env = openai_environment(model, GATEWAY)
         values |= {"OpenAIBaseUrl": model_env["OPENAI_BASE_URL"], "OpenAISmallModel": model, "OpenAIMainModel": model,
                    "OpenAIStructuredOutput": model_env["OPENAI_STRUCTURED_OUTPUT"],
@@ -385,11 +419,12 @@ def local_stack(home: Path):
             gateway.stop()
 
 
-def invoke_events(stack, provider: str, model: str = "") -> list[dict[str, Any]]:  # noqa: ANN001 - LocalStack
+def invoke_events(stack, provider: str, model: str = "",  # noqa: ANN001 - LocalStack
+                  role_providers: str = "") -> list[dict[str, Any]]:
     """`sam local invoke` of every function on its events/ file; one row per function."""
     from insurance_agent.models.state import TurnState
 
-    options = _sam_local_options(stack, provider, model)
+    options = _sam_local_options(stack, provider, model, role_providers)
     functions = _functions()
     rows = []
     order = CHAIN + list(BRANCHES)
@@ -421,12 +456,13 @@ def invoke_events(stack, provider: str, model: str = "") -> list[dict[str, Any]]
 
 
 @contextmanager
-def start_lambda(stack, log_file: Path, provider: str, model: str = ""):  # noqa: ANN001 - LocalStack
+def start_lambda(stack, log_file: Path, provider: str, model: str = "", role_providers: str = ""):  # noqa: ANN001
     """`sam local start-lambda` on loopback; stopped (its whole process group) on exit."""
     if _port_open("127.0.0.1", START_LAMBDA_PORT):
         raise TierError(f"127.0.0.1:{START_LAMBDA_PORT} is taken (set LAMBDA_START_PORT)")
     command = [*_sam(), "local", "start-lambda", "--host", "127.0.0.1", "--port", str(START_LAMBDA_PORT),
-               "--skip-pull-image", "--warm-containers", "LAZY", *_sam_local_options(stack, provider, model)]
+               "--skip-pull-image", "--warm-containers", "LAZY",
+               *_sam_local_options(stack, provider, model, role_providers)]
     with log_file.open("w") as out:
         process = subprocess.Popen(command, env=_aws_env(), cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True)
@@ -663,15 +699,17 @@ def compare(payloads: list[dict[str, Any]], reference: list[dict[str, Any]],
 def test(args: argparse.Namespace) -> int:
     from agent_local import moto_patches
 
-    provider = args.provider
+    provider, role_providers = args.provider, args.role_providers
+    service = model_service(provider, role_providers)
     # This process runs the local stack's own steps and the model endpoint's offline decisions: always
     # with the offline provider. The provider under test is the containers' (and the reference run's).
     os.environ["MODEL_PROVIDER"] = "offline"
+    os.environ.pop("ROLE_PROVIDERS", None)
     started = time.monotonic()
     STATE.mkdir(parents=True, exist_ok=True)
-    log(f"model provider: {provider}" + {
+    log(f"model provider: {provider}" + (f", roles: {role_providers}" if role_providers else "") + {
         "bedrock": " (a Bedrock Runtime endpoint on this machine, the offline provider's decisions over the wire)",
-        "openai": " (the real model server of make model-up, relayed to the containers)"}.get(provider, ""))
+        "openai": " (the real model server of make model-up, relayed to the containers)"}.get(service, ""))
     home, reference_home = STATE / "home", STATE / "home-reference"
     if args.skip_build and (home / "qdrant").exists():
         log(f"reusing {home} (the index baked into the last build)")
@@ -681,12 +719,13 @@ def test(args: argparse.Namespace) -> int:
         prepare_home(home)
     shutil.rmtree(reference_home, ignore_errors=True)
     shutil.copytree(home, reference_home)
-    payloads = tier_payloads(provider)
-    fault_cases = {"bedrock": FAULT_CASES, "openai": OPENAI_FAULT_CASES}.get(provider, [])
-    with model_endpoint(provider) as (endpoint, model_env, model):
+    payloads = tier_payloads(service)
+    # The fault cases expect every role on the service (a fault at triage hands the turn over there).
+    fault_cases = [] if role_providers else {"bedrock": FAULT_CASES, "openai": OPENAI_FAULT_CASES}.get(service, [])
+    with model_endpoint(service) as (endpoint, model_env, model):
         upstream = getattr(endpoint, "upstream", None)  # the real model server (openai), else None
         log(f"reference: the conversations in-process ({len(payloads)} turns)")
-        reference = reference_run(reference_home, provider, model_env, endpoint)
+        reference = reference_run(reference_home, provider, model_env, endpoint, role_providers)
         log(f"reference done ({time.monotonic() - started:.0f} s in)")
         if not args.skip_build:
             log("sam build (zip functions with their layers, Retrieve and Triage as images)")
@@ -699,9 +738,9 @@ def test(args: argparse.Namespace) -> int:
                 invoked: list[dict[str, Any]] = []
             else:
                 log("every function on its events/ file, each in its own container (sam local invoke)")
-                invoked = invoke_events(stack, provider, model)
+                invoked = invoke_events(stack, provider, model, role_providers)
             log("the conversations through the ASL, every Task in its container (sam local start-lambda)")
-            with start_lambda(stack, STATE / f"start-lambda-{provider}.log", provider, model) as url:
+            with start_lambda(stack, STATE / f"start-lambda-{provider}.log", provider, model, role_providers) as url:
                 moto_patches.forward_to(url, {name: logical for logical, name in stack.function_names.items()})
                 moto_patches.forward_timings.clear()
                 try:
@@ -816,6 +855,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip-build", action="store_true", help="reuse the last sam build and its data folder")
     p.add_argument("--provider", choices=["offline", "bedrock", "openai"], default=os.environ.get("MODEL_PROVIDER") or "offline",
                    help="the ModelProvider the functions are packaged and run for (default: $MODEL_PROVIDER or offline)")
+    p.add_argument("--role-providers", default=os.environ.get("ROLE_PROVIDERS", ""), metavar="ROLE:PROVIDER,...",
+                   help="RoleProviders: roles packaged and run for another provider (default: $ROLE_PROVIDERS)")
     p = sub.add_parser("serve", help="local AWS endpoints for sam local invoke by hand")
     p.add_argument("--home", help="data folder (default .lambda/home, prepared if absent)")
     args = parser.parse_args(argv)

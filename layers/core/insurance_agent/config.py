@@ -11,7 +11,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+
+#: The model roles, each a node of the turn graph; ROLE_PROVIDERS may send each to its own provider.
+Role = Literal["triage", "contextualize", "grade", "clarify", "generate", "verify"]
+ROLES: tuple[Role, ...] = ("triage", "contextualize", "grade", "clarify", "generate", "verify")
 
 
 def _env(name: str, default: str | None = None) -> str | None:
@@ -72,6 +76,48 @@ class ModelSettings(BaseModel):
     openai_base_url: str | None = _setting(None, "OPENAI_BASE_URL", "OpenAIBaseUrl")
     openai_structured_output: Literal["json_schema", "function_calling"] = _setting(
         "json_schema", "OPENAI_STRUCTURED_OUTPUT", "OpenAIStructuredOutput")
+    # Roles served by another provider than `provider` ("grade:openai,generate:openai"): a cheap
+    # router beside a strong drafter. A role not listed uses `provider`.
+    role_providers: dict[str, str] = _setting({}, "ROLE_PROVIDERS", "RoleProviders")
+
+    @field_validator("role_providers", mode="before")
+    @classmethod
+    def _parse_role_providers(cls, value: object) -> object:
+        if isinstance(value, str):
+            try:
+                return parse_role_providers(value)
+            except Exception as error:  # ConfigurationError; pydantic reports ValueError with the variable
+                raise ValueError(str(error)) from None
+        return value
+
+    def provider_for(self, role: str | None) -> str:
+        """The provider that serves `role` (None: the default, MODEL_PROVIDER)."""
+        return self.role_providers.get(role, self.provider) if role else self.provider
+
+    def providers_used(self, roles: tuple[str, ...] = ROLES) -> list[str]:
+        """The distinct providers serving `roles`, in role order."""
+        return list(dict.fromkeys(self.provider_for(role) for role in roles))
+
+
+def parse_role_providers(text: str) -> dict[str, str]:
+    """`role:provider,...` (ROLE_PROVIDERS, the template parameter RoleProviders) as {role: provider}.
+
+    ConfigurationError names the first malformed item, unknown role or repeated role (a provider's
+    name is checked where providers are resolved: roles/base.check_role_map). Blanks around items
+    are ignored; an empty text is an empty map."""
+    from insurance_agent.errors import ConfigurationError
+
+    mapping: dict[str, str] = {}
+    for item in (part.strip() for part in text.split(",")) if text.strip() else ():
+        role, sep, provider = (piece.strip() for piece in item.partition(":"))
+        if not sep or not role or not provider:
+            raise ConfigurationError(f"ROLE_PROVIDERS item {item!r} is not role:provider")
+        if role not in ROLES:
+            raise ConfigurationError(f"ROLE_PROVIDERS names an unknown role {role!r} (roles: {', '.join(ROLES)})")
+        if role in mapping:
+            raise ConfigurationError(f"ROLE_PROVIDERS lists the role {role!r} twice")
+        mapping[role] = provider
+    return mapping
 
 
 def variable(field: str) -> str:

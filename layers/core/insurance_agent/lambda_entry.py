@@ -11,10 +11,12 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from insurance_agent import deadline, invocations
+from insurance_agent.config import ROLES
 from insurance_agent.errors import ConfigurationError
 from insurance_agent.models.state import TurnState
 from insurance_agent.models.turn import ID_PATTERN
 from insurance_agent.observability import emit, logger, metrics, tracer
+from insurance_agent.serving import serving
 
 NodeRun = Callable[[TurnState], TurnState]
 # Nodes that have run in this process: the first invocation of each is its cold start (one node per
@@ -41,7 +43,10 @@ def node_handler(
     after reporting an Init error, so Lambda would start a new environment and repeat the whole Init
     (seconds on a model node) for every invocation of every turn.
     """
-    misconfigured = _cold_start_check(name, cold_start)
+    # A model node serves its own role (ROLE_PROVIDERS): its provider, its check, its word analysis.
+    role = name.lower() if name.lower() in ROLES else None
+    with serving(role):
+        misconfigured = _cold_start_check(name, cold_start)
 
     @metrics.log_metrics
     @tracer.capture_lambda_handler(capture_response=False)
@@ -55,7 +60,8 @@ def node_handler(
         try:
             if misconfigured is not None:
                 raise ConfigurationError(misconfigured)
-            return _run(event)
+            with serving(role):
+                return _run(event)
         except Exception as error:
             # The ASL retries or catches it; this record is where the type and traceback are kept.
             logger.exception("node failed", extra={"error_type": type(error).__name__})

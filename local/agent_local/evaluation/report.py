@@ -96,8 +96,10 @@ def html(run: EvalRun) -> str:
 def _describe(meta: dict[str, Any]) -> str:
     ingest = meta.get("ingest", {})
     parameters = " ".join(f"{k}={v}" for k, v in sorted(meta.get("parameters", {}).items())) or "template defaults"
+    roles = ", ".join(f"{role} on {name}" for role, name in meta.get("role_providers", {}).items())
     return (f"{meta.get('docs', '')} ({ingest.get('files', 0)} documents, {ingest.get('chunks', 0)} chunks); "
-            f"questions {meta.get('questions', '')}; provider {meta.get('provider') or '?'}; "
+            f"questions {meta.get('questions', '')}; provider {meta.get('provider') or '?'}"
+            f"{f' ({roles})' if roles else ''}; "
             f"parameters {parameters}; MinConfidence {meta.get('min_confidence')}, VerifyMinSupport "
             f"{meta.get('min_support')}; started {meta.get('started_at', '')}, {meta.get('seconds', 0)} s")
 

@@ -111,6 +111,8 @@ def _meta(stack: Any, docs: Path, tenant: str, ingest: dict[str, Any]) -> dict[s
         "docs": str(docs),
         "tenant": tenant,
         "provider": os.environ.get("MODEL_PROVIDER", ""),
+        # Roles sent to another provider (RoleProviders / ROLE_PROVIDERS): a run's scores are those of the mix.
+        "role_providers": dict(get_settings().models.role_providers),
         "parameters": dict(stack.overrides),
         # The two thresholds the sweep varies, as this run's graph applied them.
         "min_confidence": float(stack.parameters["MinConfidence"]),

@@ -156,7 +156,7 @@ def test_sam_validate_lint_passes():
 def test_model_policies_grant_the_configured_models_only_through_their_profile(template):
     for kind in ("Small", "Main"):
         policy = template["Resources"][f"{kind}ModelInvokePolicy"]
-        assert policy["Condition"] == "IsBedrockProvider"
+        assert policy["Condition"] == f"{kind}RolesOnBedrock"
         text = json.dumps(policy["Properties"]["PolicyDocument"])
         assert f"${{{kind}ModelId}}" in text and "foundation-model/*" not in text and '"*"' not in text
         routed = policy["Properties"]["PolicyDocument"]["Statement"][1]["Fn::If"][1]
@@ -209,4 +209,82 @@ def test_the_openai_provider_gets_its_layer_its_model_names_and_only_its_secret(
         layers = [resolve(template, values, entry) for entry in functions[name]["Properties"]["Layers"]]
         assert layers == ["CoreLayer", "OpenAILayer"], name
         policies = json.dumps(functions[name]["Properties"]["Policies"])
-        assert '"HasOpenAIKeySecret"' in policies and "OpenAIApiKeySecretArn" in policies, name
+        assert f'"{name.removesuffix("Function")}OpenAIKey"' in policies and "OpenAIApiKeySecretArn" in policies, name
+
+
+# The roles of each model function (one per node) and the model size each calls.
+ROLE_FUNCTIONS = {"TriageFunction": "Small", "ContextualizeFunction": "Small", "GradeFunction": "Small",
+                  "ClarifyFunction": "Main", "GenerateFunction": "Main", "VerifyFunction": "Small"}
+
+
+def _function_setup(template, values, name):
+    """What one model function gets with `values`: its model layer, model id, server, policies."""
+    from agent_local.template import holds, resolve
+
+    props = template["Resources"][name]["Properties"]
+    env = template["Globals"]["Function"]["Environment"]["Variables"] | props["Environment"]["Variables"]
+    size = ROLE_FUNCTIONS[name]
+    policies = [resolve(template, values, entry) for entry in props["Policies"] if "Fn::If" in entry]
+    role = name.removesuffix("Function")
+    return {
+        "layers": [resolve(template, values, entry) for entry in props.get("Layers", [])][1:],
+        "model": resolve(template, values, env[f"{size.upper()}_MODEL_ID"]),
+        "server": resolve(template, values, env["OPENAI_BASE_URL"]),
+        "invoke": f"{size}ModelInvokePolicy" in policies,
+        "key": holds(template, values, f"{role}OpenAIKey") and "OpenAIApiKeySecretArn" in json.dumps(props["Policies"]),
+    }
+
+
+def test_each_model_function_follows_its_roles_provider_in_a_mixed_map(template):
+    from agent_local.template import holds, parameter_defaults
+
+    values = parameter_defaults(template) | {
+        "ModelProvider": "bedrock", "RoleProviders": "grade:openai,generate:openai,verify:offline",
+        "OpenAISmallModel": "qwen-small", "OpenAIMainModel": "qwen-main", "OpenAIBaseUrl": "https://llm.internal/v1",
+        "OpenAIApiKeySecretArn": "arn:aws:secretsmanager:eu-central-1:1:secret:k"}
+    haiku, sonnet = "global.anthropic.claude-haiku-4-5-20251001-v1:0", "global.anthropic.claude-sonnet-4-6"
+    bedrock = {"model": None, "server": None, "invoke": True, "key": False}
+    openai = {"server": "https://llm.internal/v1", "invoke": False, "key": True}
+    expected = {
+        "TriageFunction": {"layers": []} | bedrock | {"model": haiku},  # an image: it ships every provider
+        "ContextualizeFunction": {"layers": ["ModelLayer"]} | bedrock | {"model": haiku},
+        "GradeFunction": {"layers": ["OpenAILayer"], "model": "qwen-small"} | openai,
+        "ClarifyFunction": {"layers": ["ModelLayer"]} | bedrock | {"model": sonnet},
+        "GenerateFunction": {"layers": ["OpenAILayer"], "model": "qwen-main"} | openai,
+        # The offline provider calls no model: no model id, no server, no policy.
+        "VerifyFunction": {"layers": ["OfflineLayer"], "model": None, "server": None, "invoke": False, "key": False},
+    }
+    assert {name: _function_setup(template, values, name) for name in ROLE_FUNCTIONS} == expected
+    # Both model policies exist (bedrock serves small and main roles); with every small role elsewhere, none of it.
+    assert holds(template, values, "SmallRolesOnBedrock") and holds(template, values, "MainRolesOnBedrock")
+    elsewhere = values | {"RoleProviders": "triage:offline,contextualize:openai,grade:openai,verify:offline"}
+    assert not holds(template, elsewhere, "SmallRolesOnBedrock") and holds(template, elsewhere, "MainRolesOnBedrock")
+
+
+@pytest.mark.parametrize("provider", ["bedrock", "openai", "offline"])
+def test_without_a_map_every_role_is_on_model_provider(template, provider):
+    from agent_local.template import holds, parameter_defaults
+
+    values = parameter_defaults(template) | {"ModelProvider": provider}
+    for name in ROLE_FUNCTIONS:
+        role = name.removesuffix("Function")
+        assert holds(template, values, f"{role}OnOpenAI") == (provider == "openai"), name
+        assert holds(template, values, f"{role}OnBedrock") == (provider == "bedrock"), name
+    # A role listed for the default provider is the same as a role not listed.
+    listed = values | {"RoleProviders": f"generate:{provider}"}
+    assert _function_setup(template, listed, "GenerateFunction") == _function_setup(template, values, "GenerateFunction")
+
+
+@pytest.mark.parametrize(("value", "valid"), [
+    ("", True), ("grade:openai", True), ("triage:offline,generate:bedrock,verify:openai", True),
+    ("grade:openai,", False), ("grade=openai", False), ("router:openai", False), ("grade:gemini", False),
+    (" grade:openai", False),
+])
+def test_the_role_providers_parameter_admits_only_the_map_syntax(template, value, valid):
+    from agent_local.template import validate_overrides
+
+    if valid:
+        assert validate_overrides(template, {"RoleProviders": value}) == {"RoleProviders": value}
+    else:
+        with pytest.raises(ValueError, match="RoleProviders.*does not match"):
+            validate_overrides(template, {"RoleProviders": value})

@@ -120,3 +120,10 @@ def test_the_kind_table_names_the_guards_that_rejected_drafts():
     from agent_local.evaluation.scoring import rejections
 
     assert rejections({"drafts": 4, "rejected_by": {}}) == "none of 4"
+
+
+def test_the_report_says_which_roles_ran_on_another_provider():
+    assert "provider local;" in report._describe(META)
+    mixed = META | {"role_providers": {"grade": "openai", "generate": "openai"},
+                    "parameters": {"RoleProviders": "grade:openai,generate:openai"}}
+    assert "provider local (grade on openai, generate on openai);" in report._describe(mixed)

@@ -146,3 +146,47 @@ def test_the_exemplar_store_is_the_homes_unless_set_and_empty_switches_it_off(en
     environment["AGENT_EMBEDDING_STORE"] = str(tmp_path / "mine.npz")
     configure(tmp_path / "four")
     assert environment["AGENT_EMBEDDING_STORE"] == str(tmp_path / "mine.npz")
+
+
+def test_a_role_map_gives_the_handlers_each_roles_settings(environment, tmp_path):
+    settings = configure(tmp_path, parameters={
+        "RoleProviders": "grade:openai,generate:openai", "OpenAIBaseUrl": "http://127.0.0.1:8080/v1",
+        "OpenAISmallModel": "qwen-small", "OpenAIMainModel": "qwen-main"})
+    models = settings.models
+    assert models.provider == "offline" and models.role_providers == {"grade": "openai", "generate": "openai"}
+    # Only the openai roles name a model or a server: the offline ones leave the variables to them.
+    assert (models.small_model_id, models.main_model_id) == ("qwen-small", "qwen-main")
+    assert models.openai_base_url == "http://127.0.0.1:8080/v1"
+    assert environment["ROLE_PROVIDERS"] == "grade:openai,generate:openai"
+
+
+def test_roles_on_two_model_services_cannot_share_the_one_process(environment, tmp_path):
+    # Triage's Bedrock model id and grade's served model are both SMALL_MODEL_ID: one process has one.
+    with pytest.raises(stack_module.StackError, match="need different values of SMALL_MODEL_ID"):
+        configure(tmp_path, parameters={"ModelProvider": "bedrock", "RoleProviders": "grade:openai",
+                                        "OpenAISmallModel": "qwen-small"})
+    # The main roles on openai and the small ones on Bedrock do not collide.
+    models = configure(tmp_path, parameters={
+        "ModelProvider": "bedrock", "RoleProviders": "clarify:openai,generate:openai",
+        "OpenAIMainModel": "qwen-main", "OpenAIBaseUrl": "http://127.0.0.1:8080/v1"}).models
+    assert (models.small_model_id, models.main_model_id) == ("global.anthropic.claude-haiku-4-5-20251001-v1:0",
+                                                             "qwen-main")
+    assert models.provider_for("generate") == "openai" and models.provider_for("verify") == "bedrock"
+
+
+def test_the_agent_check_names_each_provider_in_use_with_its_roles(environment, tmp_path):
+    from agent_local.preflight import model_settings_problem
+
+    for name in ("OPENAI_BASE_URL", "SMALL_MODEL_ID", "MAIN_MODEL_ID", "ROLE_PROVIDERS"):
+        environment.pop(name, None)
+    problem = model_settings_problem(tmp_path, {"RoleProviders": "generate:openai"})
+    assert problem.startswith("model provider 'openai' (serving generate) is not configured, so no turn was run:")
+    assert "OPENAI_BASE_URL is not set" in problem and "--parameter-overrides OpenAIBaseUrl=VALUE" in problem
+    assert "'local'" not in problem  # the offline roles need nothing
+    assert model_settings_problem(tmp_path, {"RoleProviders": "generate:openai", "OpenAIBaseUrl": "http://h:1/v1",
+                                             "OpenAIMainModel": "m"}) is None
+    refused = model_settings_problem(tmp_path, {"ModelProvider": "bedrock", "RoleProviders": "grade:openai"})
+    assert "need different values of SMALL_MODEL_ID" in refused and refused.endswith("no turn was run")
+    # A repeated role passes the parameter's pattern; the settings refuse it before any turn.
+    repeated = model_settings_problem(tmp_path, {"RoleProviders": "grade:openai,grade:offline"})
+    assert "lists the role 'grade' twice" in repeated and repeated.endswith("no turn was run")

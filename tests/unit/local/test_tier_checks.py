@@ -64,3 +64,54 @@ def test_the_model_server_is_found_or_the_tier_says_how_to_start_one(monkeypatch
     monkeypatch.delenv("OPENAI_BASE_URL")
     with pytest.raises(lambda_tier.TierError, match="make model-up"):
         lambda_tier.model_server()
+
+
+def test_a_role_map_reaches_the_containers_with_the_one_model_service(tmp_path, monkeypatch):
+    monkeypatch.setattr(lambda_tier, "STATE", tmp_path)
+    options = lambda_tier._sam_local_options(SimpleNamespace(table_names={}), "offline", "served-model",
+                                             "grade:openai,generate:openai")
+    overrides = options[options.index("--parameter-overrides") + 1].split()
+    assert "ModelProvider=offline" in overrides and "RoleProviders=grade:openai,generate:openai" in overrides
+    # The openai roles are pointed at the relay, as with --provider openai.
+    assert f"OpenAIBaseUrl=http://{lambda_tier.GATEWAY}:{lambda_tier.OPENAI_PORT}/v1" in overrides
+    env = json.loads((tmp_path / "sam-env-local.json").read_text())["Parameters"]
+    assert env["ROLE_PROVIDERS"] == "grade:openai,generate:openai" and env["MAIN_MODEL_ID"] == "served-model"
+    # Without a map nothing of the openai server is set for the offline provider.
+    options = lambda_tier._sam_local_options(SimpleNamespace(table_names={}), "offline")
+    assert "RoleProviders=''" in options[options.index("--parameter-overrides") + 1].split()
+    assert "OPENAI_BASE_URL" not in json.loads((tmp_path / "sam-env-local.json").read_text())["Parameters"]
+
+
+@pytest.mark.parametrize(("provider", "roles", "service"), [
+    ("offline", "", "offline"), ("openai", "", "openai"), ("offline", "grade:openai,verify:openai", "openai"),
+    ("bedrock", "verify:offline", "bedrock"), ("openai", "triage:openai", "openai"),
+])
+def test_the_model_service_of_a_run_is_the_one_language_model_provider(provider, roles, service):
+    assert lambda_tier.model_service(provider, roles) == service
+
+
+@pytest.mark.parametrize(("provider", "roles", "message"), [
+    ("bedrock", "grade:openai", "bedrock and openai: the tier serves one model service"),
+    ("offline", "grade:openai,grade:bedrock", "lists the role 'grade' twice"),
+    ("offline", "grade=openai", "is not role:provider"),
+    ("offline", "grade:gemini", "unknown provider 'gemini'"),
+])
+def test_a_role_map_the_tier_cannot_run_is_refused_before_anything_starts(provider, roles, message):
+    with pytest.raises(lambda_tier.TierError, match=message):
+        lambda_tier.model_service(provider, roles)
+
+
+def test_sam_local_gives_each_function_its_roles_layer():
+    # SAM CLI's own template reading (the resolver `sam local` uses for Layers), without containers.
+    from samcli.lib.providers.sam_function_provider import SamFunctionProvider
+    from samcli.lib.providers.sam_stack_provider import SamLocalStackProvider
+
+    parameters = lambda_tier.PARAMETERS | {"RoleProviders": "grade:openai,generate:bedrock"}
+    stacks, _ = SamLocalStackProvider.get_stacks(str(lambda_tier.REPO_ROOT / "template.yaml"),
+                                                 parameter_overrides=parameters)
+    functions = SamFunctionProvider(stacks, ignore_code_extraction_warnings=True)
+    layers = {name: [layer.name for layer in functions.get(f"{name}Function").layers]
+              for name in ("Contextualize", "Grade", "Clarify", "Generate", "Verify")}
+    assert layers == {"Contextualize": ["CoreLayer", "OfflineLayer"], "Grade": ["CoreLayer", "OpenAILayer"],
+                      "Clarify": ["CoreLayer", "OfflineLayer"], "Generate": ["CoreLayer", "ModelLayer"],
+                      "Verify": ["CoreLayer", "OfflineLayer"]}

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from insurance_agent.analysis import PLAIN_TERMS, Terms
-from insurance_agent.config import ModelSettings, SettingProblem, get_settings
+from insurance_agent.config import ROLES, ModelSettings, Role, SettingProblem, get_settings
 from insurance_agent.errors import ConfigurationError
 from insurance_agent.models.roles import (
     ClarifyRequest,
@@ -31,6 +31,7 @@ from insurance_agent.models.roles import (
     VerifyRequest,
     VerifyResult,
 )
+from insurance_agent.serving import current_role, serving  # noqa: F401 - serving: re-exported
 
 
 class ModelProvider(ABC):
@@ -106,7 +107,7 @@ def provider_class(name: str) -> type[ModelProvider]:
     except ImportError as error:
         # A function packaged without the configured provider's layer: a deployment mistake.
         raise ConfigurationError(f"model provider {name!r} cannot be loaded here ({error}): is MODEL_PROVIDER "
-                                 "the provider this function was built for?") from error
+                                 "(or this role's in ROLE_PROVIDERS) the provider this function was built for?") from error
     return getattr(module, class_name)
 
 
@@ -115,22 +116,59 @@ def create_provider(name: str) -> ModelProvider:
     return provider_class(name)()
 
 
-@lru_cache(maxsize=1)
-def get_provider() -> ModelProvider:
-    """The provider named by `get_settings().models.provider`, created once per process."""
-    return create_provider(get_settings().models.provider)
+def get_provider(role: Role | None = None) -> ModelProvider:
+    """The provider serving `role` (default: the running node's role; ModelSettings.provider_for),
+    one instance per provider per process: roles on the same provider share it."""
+    return _shared_provider(get_settings().models.provider_for(role or current_role()))
+
+
+@lru_cache(maxsize=8)
+def _shared_provider(name: str) -> ModelProvider:
+    return create_provider(name)
+
+
+# Callers reset the cached providers with get_provider.cache_clear() after changing the settings.
+get_provider.cache_clear = _shared_provider.cache_clear  # type: ignore[attr-defined]
 
 
 def word_analysis() -> Terms:
-    """The configured provider's word analysis, without creating the provider (no client is built)."""
-    return provider_class(get_settings().models.provider).terms
+    """The running role's provider's word analysis, without creating the provider (no client is built)."""
+    return provider_class(get_settings().models.provider_for(current_role())).terms
 
 
-def model_settings_problems(settings: ModelSettings | None = None,
-                            environ: Mapping[str, str] | None = None) -> list[SettingProblem]:
-    """The configured provider's own check of its settings (ModelProvider.check_settings)."""
+def role_problems(settings: ModelSettings | None = None, environ: Mapping[str, str] | None = None,
+                  roles: tuple[str, ...] | None = None) -> dict[str, list[SettingProblem]]:
+    """Each provider's own check of its settings (ModelProvider.check_settings), for the providers
+    that serve `roles` (default: the running node's role, or every role outside a node): only what
+    is used is checked. {provider: problems} of the providers that have any."""
     settings = settings or get_settings().models
-    return provider_class(settings.provider).check_settings(settings, os.environ if environ is None else environ)
+    check_role_map(settings.role_providers)
+    environ = os.environ if environ is None else environ
+    if roles is None:
+        roles = (current_role(),) if current_role() else ROLES
+    found = {name: provider_class(name).check_settings(settings, environ) for name in settings.providers_used(roles)}
+    return {name: problems for name, problems in found.items() if problems}
+
+
+def check_role_map(role_providers: Mapping[str, str]) -> None:
+    """ConfigurationError for a role sent to a provider PROVIDERS does not know (ROLE_PROVIDERS).
+
+    Checked here rather than where the map is parsed (config.parse_role_providers): the registry of
+    providers is this module's, and the thin functions, which never resolve a provider, do not ship it."""
+    for role, name in role_providers.items():
+        if name not in PROVIDERS:
+            raise ConfigurationError(f"ROLE_PROVIDERS sends {role} to an unknown provider {name!r} "
+                                     f"(providers: {', '.join(sorted(PROVIDERS))})")
+
+
+def model_settings_problems(settings: ModelSettings | None = None, environ: Mapping[str, str] | None = None,
+                            roles: tuple[str, ...] | None = None) -> list[SettingProblem]:
+    """role_problems as one list, each setting once (two providers may need the same one)."""
+    problems: dict[str, SettingProblem] = {}
+    for found in role_problems(settings, environ, roles).values():
+        for problem in found:
+            problems.setdefault(problem.field, problem)
+    return list(problems.values())
 
 
 def describe_problems(provider: str, problems: list[SettingProblem]) -> str:
@@ -142,7 +180,6 @@ def check_model_settings(settings: ModelSettings | None = None, environ: Mapping
     malformed setting, with the template parameter and environment variable that set it. A model
     node's cold start runs it (lambda_entry.node_handler); the `agent` commands that run turns ask
     model_settings_problems for the same list (agent_local/preflight.py)."""
-    settings = settings or get_settings().models
-    problems = model_settings_problems(settings, environ)
-    if problems:
-        raise ConfigurationError(describe_problems(settings.provider, problems))
+    found = role_problems(settings, environ)
+    if found:
+        raise ConfigurationError("; ".join(describe_problems(name, problems) for name, problems in found.items()))
