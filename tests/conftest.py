@@ -76,3 +76,17 @@ def conversation(stack):
         return Conversation(stack, **kwargs)
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _yaml_safe_loader_as_it_was():
+    """SAM CLI's YAML parser (the template and tier tests read template.yaml through it) registers its
+    constructors on yaml.SafeLoader itself: mappings become OrderedDicts, which safe_dump refuses, so
+    every later test in the process would read YAML differently."""
+    import yaml
+
+    constructors = dict(yaml.SafeLoader.yaml_constructors)
+    multi = dict(yaml.SafeLoader.yaml_multi_constructors)
+    yield
+    yaml.SafeLoader.yaml_constructors = constructors
+    yaml.SafeLoader.yaml_multi_constructors = multi

@@ -7,22 +7,10 @@ import copy
 import tomllib
 
 import pytest
-import yaml
 from agent_local.template import REPO_ROOT, TEMPLATE_PATH, expand_for_each, load_template, resources_of_type
 from samcli.lib.cfn_language_extensions import ProcessingPipeline, TemplateParsingProcessor, TemplateProcessingContext
 from samcli.lib.cfn_language_extensions.processors import ForEachProcessor
 from samcli.yamlhelper import yaml_parse
-
-
-@pytest.fixture(autouse=True)
-def _sam_cli_leaves_yaml_as_it_was():
-    """SAM CLI's YAML parser registers its constructors on yaml.SafeLoader itself (mappings become
-    OrderedDicts, which safe_dump refuses): every later test in the process would load YAML differently."""
-    constructors = dict(yaml.SafeLoader.yaml_constructors)
-    multi = dict(yaml.SafeLoader.yaml_multi_constructors)
-    yield
-    yaml.SafeLoader.yaml_constructors = constructors
-    yaml.SafeLoader.yaml_multi_constructors = multi
 
 
 def test_the_local_loader_expands_the_loops_as_sam_cli_does():

@@ -74,12 +74,12 @@ def test_a_role_map_reaches_the_containers_with_the_one_model_service(tmp_path, 
     assert "ModelProvider=offline" in overrides and "RoleProviders=grade:openai,generate:openai" in overrides
     # The openai roles are pointed at the relay, as with --provider openai.
     assert f"OpenAIBaseUrl=http://{lambda_tier.GATEWAY}:{lambda_tier.OPENAI_PORT}/v1" in overrides
-    env = json.loads((tmp_path / "sam-env-local.json").read_text())["Parameters"]
+    env = json.loads((tmp_path / "sam-env-offline.json").read_text())["Parameters"]
     assert env["ROLE_PROVIDERS"] == "grade:openai,generate:openai" and env["MAIN_MODEL_ID"] == "served-model"
     # Without a map nothing of the openai server is set for the offline provider.
     options = lambda_tier._sam_local_options(SimpleNamespace(table_names={}), "offline")
     assert "RoleProviders=''" in options[options.index("--parameter-overrides") + 1].split()
-    assert "OPENAI_BASE_URL" not in json.loads((tmp_path / "sam-env-local.json").read_text())["Parameters"]
+    assert "OPENAI_BASE_URL" not in json.loads((tmp_path / "sam-env-offline.json").read_text())["Parameters"]
 
 
 @pytest.mark.parametrize(("provider", "roles", "service"), [
