@@ -250,6 +250,33 @@ class Settings(EnvironmentSettings):
     corpus_language: str = _env("AGENT_CORPUS_LANGUAGE", "fa")
 
 
+class ObservabilitySettings(EnvironmentSettings):
+    """Where logs go and what metrics are filed under; read by observability at import, apart from
+    get_settings() so that a malformed setting elsewhere is still logged."""
+
+    # The local stack's log file, or stderr (any non-empty value); neither on Lambda (stdout).
+    log_file: str | None = _env("AGENT_LOG_FILE")
+    log_stderr: str | None = _env("AGENT_LOG_STDERR")
+    # The template sets both; the defaults keep a process whose environment was set after it
+    # imported observability (the local stack, tests) from emitting metrics without a namespace.
+    service: str = _env("POWERTOOLS_SERVICE_NAME", "insurance-agent")
+    namespace: str = _env("POWERTOOLS_METRICS_NAMESPACE", "InsuranceAgent")
+
+
+class IngestSettings(EnvironmentSettings):
+    """Bounds of `ingest_directory`, read at each run."""
+
+    # Largest Markdown or text file ingested; None for insurance_search.ingest's own default.
+    max_document_bytes: int | None = _env("AGENT_MAX_DOCUMENT_BYTES")
+
+
+class OfflineSettings(EnvironmentSettings):
+    """The local provider's (insurance_offline)."""
+
+    # The exemplar embeddings computed ahead (the Triage image bakes them); unset or empty: none.
+    embedding_store: str | None = _env("AGENT_EMBEDDING_STORE")
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     """Settings from the environment; cached for the life of the process (one Lambda container).
