@@ -28,7 +28,7 @@ def test_each_section_reads_its_variables_and_an_empty_one_is_unset(fresh):
     settings = get_settings()
     assert settings.retrieval.top_k == 9 and settings.tables.threads == "prod-threads"
     assert settings.accounts.timeout_seconds == 1.5 and settings.recent_turns == 4
-    assert settings.corpus_language == "fa" and settings.models.provider == "local"
+    assert settings.corpus_language == "fa" and settings.models.provider == "offline"
     assert get_settings() is settings  # once per process
 
 

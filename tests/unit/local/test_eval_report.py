@@ -126,4 +126,4 @@ def test_the_report_says_which_roles_ran_on_another_provider():
     assert "provider offline;" in report._describe(META)
     mixed = META | {"role_providers": {"grade": "openai", "generate": "openai"},
                     "parameters": {"RoleProviders": "grade:openai,generate:openai"}}
-    assert "provider local (grade on openai, generate on openai);" in report._describe(mixed)
+    assert "provider offline (grade on openai, generate on openai);" in report._describe(mixed)

@@ -107,8 +107,9 @@ def test_sam_local_gives_each_function_its_roles_layer():
     from samcli.lib.providers.sam_stack_provider import SamLocalStackProvider
 
     parameters = lambda_tier.PARAMETERS | {"RoleProviders": "grade:openai,generate:bedrock"}
+    # samconfig.toml turns on the template's Fn::ForEach expansion for every sam command.
     stacks, _ = SamLocalStackProvider.get_stacks(str(lambda_tier.REPO_ROOT / "template.yaml"),
-                                                 parameter_overrides=parameters)
+                                                 parameter_overrides=parameters, language_extensions_enabled=True)
     functions = SamFunctionProvider(stacks, ignore_code_extraction_warnings=True)
     layers = {name: [layer.name for layer in functions.get(f"{name}Function").layers]
               for name in ("Contextualize", "Grade", "Clarify", "Generate", "Verify")}
