@@ -25,7 +25,10 @@
 # of six chunks takes about 9,000 of its tokens; benchmarks/guards_real_model.py uses 16384); the
 # reader's is 16384, room for a draft prompt of six expanded Persian chunks and its answer (the model
 # was trained to 32768; the KV cache of 16384 tokens takes about 450 MB). $MODEL_THREADS is the
-# threads for reading and writing: SmolLM2's default is every core, the reader's 2.
+# threads for reading and writing: SmolLM2's default is every core, the reader's 1. On 2 cores that
+# other processes keep busy (load 5-12), two llama.cpp threads wait on each other at every step: the
+# reader read 6 tokens/s and wrote 0.2-0.4 with 2 threads, 17 and 5-7 with 1. MODEL_THREADS=2 is
+# worth it only on cores of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,7 +55,7 @@ case "$MODEL" in
 		READER_SIZE=1117320768
 		GGUF_SHA256=cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
 		CONTEXT=${MODEL_CONTEXT:-16384}
-		THREADS=${MODEL_THREADS:-2}
+		THREADS=${MODEL_THREADS:-1}  # see the header: faster than 2 on shared cores
 		STARTUP_SECONDS=300  # mapping 1.1 GB on a loaded machine
 		;;
 	*) echo "model-server: MODEL is smollm2 (the default) or reader, not '$MODEL'" >&2; exit 2 ;;
