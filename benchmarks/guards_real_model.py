@@ -2,6 +2,7 @@
 the rest of each turn decided offline.
 
     make model-up      # or any OpenAI-compatible server: --upstream URL --model NAME
+                       # (MODEL=reader: --model qwen2.5-coder-1.5b-instruct, docs/resilience.md)
     .venv/bin/python benchmarks/guards_real_model.py --data <insurance-law-fa folder> [--out DIR]
 
 A model too small to route (SmolLM2-135M-Instruct hands every turn over at triage) never drafts on
