@@ -23,12 +23,13 @@
 # State (the server's venv, pid, log, server.env) lives in $MODEL_SERVER_STATE (default .model/).
 # $MODEL_CONTEXT is the context window in tokens: SmolLM2's default is 8192, its own (a Persian prompt
 # of six chunks takes about 9,000 of its tokens; benchmarks/guards_real_model.py uses 16384); the
-# reader's is 16384, room for a draft prompt of six expanded Persian chunks and its answer (the model
-# was trained to 32768; the KV cache of 16384 tokens takes about 450 MB). $MODEL_THREADS is the
-# threads for reading and writing: SmolLM2's default is every core, the reader's 1. On 2 cores that
-# other processes keep busy (load 5-12), two llama.cpp threads wait on each other at every step: the
-# reader read 6 tokens/s and wrote 0.2-0.4 with 2 threads, 17 and 5-7 with 1. MODEL_THREADS=2 is
-# worth it only on cores of its own.
+# reader's is 16384: Qwen's tokenizer writes Persian in 0.55 of SmolLM2's tokens, so six expanded
+# chunks are about 5,000, and a corrective turn adds the rejected draft (up to 1,024) and the error
+# before its own 1,024-token answer, past 8192 (the model was trained to 32768; the KV cache of 16384
+# tokens takes about 450 MB). $MODEL_THREADS is the threads for reading and writing: SmolLM2's
+# default is every core, the reader's 1. On 2 cores that other processes keep busy (load 5-12), two
+# llama.cpp threads wait on each other at every step: the reader read 6 tokens/s and wrote 0.2-0.4
+# with 2 threads, 17 and 5-7 with 1. MODEL_THREADS=2 is worth it only on cores of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
