@@ -9,7 +9,7 @@ it, with the main model's name, and no other role's does.
 from __future__ import annotations
 
 import pytest
-from agent_local.openai_endpoint import OpenAIEndpoint
+from agent_harness.openai_endpoint import OpenAIEndpoint
 from probes import turn_parts
 
 pytestmark = pytest.mark.stack
