@@ -7,27 +7,20 @@ no test downloads the reader.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import random
 import re
 import subprocess
-import sys
 import zipfile
 
 import pytest
 from agent_local.template import REPO_ROOT
+from script_loader import load_script
 
 
-def _load_tool():
-    spec = importlib.util.spec_from_file_location("assemble_gguf", REPO_ROOT / "tools" / "assemble_gguf.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
-TOOL = _load_tool()
+TOOL = load_script(REPO_ROOT / "tools" / "assemble_gguf.py", "assemble_gguf")
 SCRIPT = REPO_ROOT / "tools" / "model-server.sh"
 
 

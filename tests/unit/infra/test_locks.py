@@ -8,7 +8,6 @@ fails here before a build installs something that was never tested.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
 import sys
 import tomllib
@@ -19,17 +18,12 @@ from agent_local.template import REPO_ROOT
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
+from script_loader import load_script
 
 
-def _load_tool():
-    spec = importlib.util.spec_from_file_location("lock_tool", REPO_ROOT / "tools" / "lock.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
-LOCK = _load_tool()
+LOCK = load_script(REPO_ROOT / "tools" / "lock.py", "lock_tool")
 DEPLOYABLES = [d.folder for d in LOCK.DEPLOYABLES]
 PROJECT = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
 SELF = canonicalize_name(PROJECT["name"])

@@ -6,22 +6,15 @@ or touch anything else of the graph.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 
 from agent_local.template import REPO_ROOT
+from script_loader import load_script
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("guards_real_model", REPO_ROOT / "benchmarks" / "guards_real_model.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
-BENCH = _load()
+BENCH = load_script(REPO_ROOT / "benchmarks" / "guards_real_model.py", "guards_real_model")
 ASL = (REPO_ROOT / "statemachine" / "turn.asl.json").read_text(encoding="utf-8")
 
 
