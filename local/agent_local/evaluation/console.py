@@ -58,7 +58,8 @@ def print_tables(summary: dict[str, Any], console: Any = None) -> None:
             continue  # a run of one half: its table is the whole run's
         table = Table(title=f"{title}: {s['answerable_correct']}/{s['answerable']} answerable correct, "
                             f"{s['wrong']}/{s['replies']} wrong ({s['wrong_share']:.1%}), unanswerable answered "
-                            f"{s['unanswerable_answered']} of {s['unanswerable']}", title_justify="left")
+                            f"{s['unanswerable_answered']} of {s['unanswerable']}; the answer among the passages "
+                            f"offered for {s.get('answerable_offered', 0)}", title_justify="left")
         for column in ("kind", "n", "correct", "wrong", "declined", "escalation reasons", REJECTIONS_LABEL,
                        "calls/turn", "p50 s", "p95 s"):
             table.add_column(column, justify="right" if column in _NUMERIC else "left")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_local.evaluation.questions import Expected, QuestionSet
-from agent_local.evaluation.scoring import judge, summaries, sweep
+from agent_local.evaluation.scoring import UNANSWERABLE, judge, offers_answer, summaries, sweep
 
 USER = "eval-reader"
 
@@ -140,6 +140,8 @@ def _ask(stack: Any, questions: QuestionSet, tenant: str, meta: dict[str, Any],
 
 def _turn(stack: Any, tenant: str, thread: str, category: str, expected: Expected,
           meta: dict[str, Any]) -> dict[str, Any]:
+    from insurance_agent.models.chunks import RetrievedChunk
+    from insurance_agent.policy.provisions import own_text
     from insurance_agent.store import turns
 
     turn_id = f"turn-{uuid.uuid4().hex}"
@@ -155,6 +157,9 @@ def _turn(stack: Any, tenant: str, thread: str, category: str, expected: Expecte
     stored = turns.get_parts(turn_id, thread)
     chunks = {c["chunk_id"]: c for c in stored.get("chunks", [])}
     citations = reply.get("citations", [])
+    offered = [{"chunk_id": o["chunk_id"], "file_id": o.get("file_id"),
+                "text": own_text(RetrievedChunk.model_validate(chunks[o["chunk_id"]]))}
+               for o in reply.get("options") or [] if o.get("chunk_id") in chunks]
     verdict = judge(category, expected.file_ids, expected.must_contain, reply["status"], reply.get("message", ""),
                     (c.get("file_id") for c in citations))
     return {
@@ -176,6 +181,9 @@ def _turn(stack: Any, tenant: str, thread: str, category: str, expected: Expecte
         "drafts": stored.get("drafts", []),
         "passages": [{"chunk_id": c["chunk_id"], "file_id": c.get("file_id"), "title": c.get("title"),
                       "text": chunks.get(c["chunk_id"], {}).get("text", "")} for c in citations],
+        # The passages a clarifying question offered (a pick would show one), and whether one holds the answer.
+        "offered": offered,
+        "offers_answer": category != UNANSWERABLE and offers_answer(expected.file_ids, expected.must_contain, offered),
         "draft": _draft(stored, chunks, category, expected, reply, _support(stack, response["executionArn"]), meta),
     }
 

@@ -8,6 +8,9 @@
 - an unanswerable question is *answered* (a mistake) iff it gets an `answer` with citations, else
   *declined*. Wrong answers are counted over all replies: answerable turns answered wrongly plus
   unanswerable questions answered.
+- a clarifying question whose options are passages *offers the answer* iff one offered passage of an
+  expected file contains a `must_contain` phrase: the user's pick of it would show the answer. This
+  is how a provider that cannot read (the offline one) helps; it is counted apart, never as correct.
 """
 
 from __future__ import annotations
@@ -56,6 +59,13 @@ def judge(category: str, file_ids: Sequence[str], must_contain: Sequence[str], s
     text = score_text(message)
     phrase = any(score_text(p) in text for p in must_contain)
     return CORRECT if phrase and cited & set(file_ids) else WRONG
+
+
+def offers_answer(file_ids: Sequence[str], must_contain: Sequence[str], passages: Iterable[dict[str, Any]]) -> bool:
+    """Whether one offered passage (`file_id`, `text`) of an expected file holds an expected phrase."""
+    phrases = [score_text(p) for p in must_contain]
+    return any(passage.get("file_id") in file_ids and any(p in score_text(passage.get("text", "")) for p in phrases)
+               for passage in passages)
 
 
 def categories_of(kinds: Iterable[str]) -> list[str]:
@@ -146,6 +156,7 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "wrong_share": _share(total["wrong"], len(records)),
         "unanswerable": len(unanswerable),
         "unanswerable_answered": answered,
+        "answerable_offered": sum(bool(r.get("offers_answer")) for r in answerable),
         "system_errors": total["reasons"].get("system_error", 0),
         "by_kind": {kind: kind_summary([r for r in records if r["kind"] == kind])
                     for kind in categories_of(r["kind"] for r in records)},
