@@ -69,6 +69,15 @@ class Conversation:
         assert response["status"] == "SUCCEEDED", response
         return json.loads(response["output"])
 
+    def ask(self, message, pick="1", **overrides) -> dict:
+        """A knowledge question as the offline provider answers one: it cannot tell which retrieved
+        passage answers, so it offers them; the user picks one (`pick`) and is shown that passage.
+        Returns the reply to the pick; the offer is `self.offered`."""
+        self.offered = self.say(message, **overrides)
+        options = self.offered.get("options") or []
+        assert self.offered["status"] == "clarify" and options and all(o["chunk_id"] for o in options), self.offered
+        return self.say(pick, **overrides)
+
 
 @pytest.fixture
 def conversation(stack):

@@ -3,7 +3,9 @@
 Run after changing the execution state's shape:  python -m agent_local.record_events
 (needs the sample corpus ingested and the accounts loaded under $AGENT_HOME, as `make demo` does).
 Node events are recorded in graph order from the whole-turn inputs in events/turns/, so replaying
-them in that order (tests/integration/test_events.py) rebuilds the same working data.
+them in that order (tests/integration/test_events.py) rebuilds the same working data. The knowledge
+chain is the user's pick of a passage the offline provider offered (knowledge_pick), the turn that
+reaches generate and verify: the question that offered it (knowledge_fa) runs first, unrecorded.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from agent_local.stack import LocalStack
 from agent_local.template import REPO_ROOT, function_folder, load_template, resources_of_type
 
 EVENTS = REPO_ROOT / "events"
+# Whole-turn inputs run first and not recorded: the turns the recorded ones follow on their thread.
+BEFORE = ["knowledge_fa"]
 # Which whole-turn input records which nodes (the first turn that reaches a node wins).
-TURNS = ["knowledge_fa", "ambiguous", "account", "handoff"]
+TURNS = ["knowledge_pick", "ambiguous", "account", "handoff"]
 
 
 def state_to_folder() -> dict[str, str]:
@@ -29,6 +33,8 @@ def state_to_folder() -> dict[str, str]:
 def record(stack: LocalStack) -> dict[str, dict]:
     folders = state_to_folder()
     recorded: dict[str, dict] = {}
+    for turn in BEFORE:
+        stack.run_turn(json.loads((EVENTS / "turns" / f"{turn}.json").read_text(encoding="utf-8")))
     for turn in TURNS:
         payload = json.loads((EVENTS / "turns" / f"{turn}.json").read_text(encoding="utf-8"))
         # A fixed execution name: the recorded execution_id is then the same at every recording.

@@ -131,7 +131,10 @@ def search(
     if not response.points and not index.tenant_has_chunks(tenant_id):
         # Legitimate (a tenant not onboarded yet) but worth an operator's look.
         logger.warning("tenant has no chunks in the collection", extra={"tenant_id": tenant_id})
-    return _expand(hits, tenant_id, audiences, constraints, settings.context_window)
+    # A picked passage is shown with the neighbours it was offered with: the pick narrows the hits,
+    # not their context (tenant, audience and document conditions still hold for every neighbour).
+    around = {name: condition for name, condition in constraints.items() if name != "scope_chunk_id"}
+    return _expand(hits, tenant_id, audiences, around, settings.context_window)
 
 
 def _validate_query(query: Any) -> str:
@@ -229,23 +232,27 @@ def _expand(
                 used.add(neighbour["chunk_id"])
                 side.append(neighbour)
         parts = [*reversed(before), hit.model_dump(), *after]
+        text, own = _merge(parts, hit.heading, position=len(before))
         expanded.append(
             hit.model_copy(
                 update={
-                    "text": _merge(parts, hit.heading),
+                    "text": text,
                     "expanded_from": [p["chunk_id"] for p in parts if p["chunk_id"] != hit.chunk_id],
+                    "own_span": list(own),
                 }
             )
         )
     return expanded
 
 
-def _merge(parts: list[dict], hit_heading: str | None) -> str:
-    """Texts in document order; a heading line where the section changes; window overlaps removed."""
+def _merge(parts: list[dict], hit_heading: str | None, position: int) -> tuple[str, tuple[int, int]]:
+    """Texts in document order; a heading line where the section changes; window overlaps removed.
+    With the merged text, where the hit's own text (`parts[position]`) is in it: [start, end)."""
     pieces: list[str] = []
     heading = hit_heading
     previous = ""
-    for part in parts:
+    own = (0, 0)
+    for number, part in enumerate(parts):
         text = part["text"]
         if part.get("heading") and part["heading"] != heading:
             pieces.append(part["heading"].split(HEADING_SEPARATOR)[-1])
@@ -253,9 +260,12 @@ def _merge(parts: list[dict], hit_heading: str | None) -> str:
             text = _drop_overlap(previous, text)
         heading = part.get("heading")
         if text:
+            if number == position:
+                start = sum(len(piece) + 2 for piece in pieces)
+                own = (start, start + len(text))
             pieces.append(text)
         previous = part["text"]
-    return "\n\n".join(pieces)
+    return "\n\n".join(pieces), own
 
 
 def _drop_overlap(previous: str, text: str) -> str:

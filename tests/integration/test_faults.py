@@ -77,6 +77,14 @@ def lambda_timeout() -> Exception:
     return type("Sandbox.Timedout", (Exception,), {})("Task timed out after 30.00 seconds")
 
 
+def _offer_passages(chat) -> str:
+    """Ask KNOWLEDGE, which the offline provider answers with the passages it found, and return the
+    pick of the first: the message whose turn reaches generate and verify."""
+    offer = chat.say(KNOWLEDGE)
+    assert offer["status"] == "clarify" and offer["options"][0]["chunk_id"], offer
+    return "۱"
+
+
 # -- DynamoDB ---------------------------------------------------------------------------------------
 
 
@@ -84,7 +92,7 @@ def test_throttled_thread_write_is_retried_by_botocore(conversation, dynamo_tap)
     dynamo_tap.fail("PutItem", "threads", THROTTLED, times=1)
     chat = conversation()
     reply = chat.say(KNOWLEDGE)
-    assert reply["status"] == "answer" and dynamo_tap.injected
+    assert reply["status"] == "clarify" and dynamo_tap.injected
     record = assert_thread_consistent(chat.thread_id)
     assert [t.turn_id for t in record.turns] == [reply["turn_id"]] and record.version == 1
 
@@ -284,8 +292,8 @@ def test_slow_qdrant_within_the_timeout_still_answers(conversation, monkeypatch)
     monkeypatch.setattr(store, "query_points", slow)
     chat = conversation()
     reply = chat.say(KNOWLEDGE)
-    assert reply["status"] == "answer" and delays
-    assert [t.status for t in assert_thread_consistent(chat.thread_id).turns] == ["answer"]
+    assert reply["status"] == "clarify" and reply["options"] and delays
+    assert [t.status for t in assert_thread_consistent(chat.thread_id).turns] == ["clarify"]
 
 
 # -- Lambda -----------------------------------------------------------------------------------------
@@ -294,7 +302,7 @@ def test_slow_qdrant_within_the_timeout_still_answers(conversation, monkeypatch)
 def test_lambda_timeout_is_not_retried_and_escalates(conversation, lambda_fault):
     calls = lambda_fault("Generate", lambda_timeout())
     chat = conversation()
-    reply = chat.say(KNOWLEDGE)
+    reply = chat.say(_offer_passages(chat))
     assert _is_system_error(reply) and calls["n"] == 1
     failed = [e for e in chat.stack.history(chat.responses[-1]["executionArn"]) if e["type"] == "LambdaFunctionFailed"]
     assert failed[0]["lambdaFunctionFailedEventDetails"]["error"] == "Sandbox.Timedout"
@@ -361,8 +369,11 @@ def test_a_node_raising_escalates_and_latches_once(conversation, lambda_fault, n
     lambda_fault(node, RuntimeError("internal detail that must not leak"))
     chat = conversation(user="u-1001")
     message = "بیمه‌نامه شخص ثالث من کی تمام می‌شود؟" if node == "Account" else KNOWLEDGE
+    before = 0
+    if node in ("Generate", "Verify"):
+        message, before = _offer_passages(chat), 1
     reply = chat.say(message)
     assert _is_system_error(reply), reply
     assert "internal detail" not in str(reply)
     record = _assert_handed_off_once(chat, reply)
-    assert len(record.turns) == 1
+    assert len(record.turns) == before + 1

@@ -19,7 +19,7 @@ def test_two_turns_racing_on_one_thread_both_land(conversation):
                 chat.payload("فرانشیز بیمه بدنه خودرو چقدر است؟")]
     with ThreadPoolExecutor(max_workers=2) as pool:
         replies = list(pool.map(chat.stack.run_turn, payloads))
-    assert all(r["status"] == "answer" for r in replies), replies
+    assert all(r["status"] == "clarify" for r in replies), replies  # each offered its passages
     record = threads.get_thread(chat.thread_id)
     assert {p["turn_id"] for p in payloads} <= set(record.turn_ids)
     assert len(record.turns) == 3 and record.version == 3
@@ -28,7 +28,7 @@ def test_two_turns_racing_on_one_thread_both_land(conversation):
 def test_answers_teach_memory_without_personal_data(conversation, stack):
     chat = conversation(user="u-mem-1")
     reply = chat.say("من بیمه تکمیلی درمان دارم. دوره انتظار زایمان برای همسرم چقدر است؟")
-    assert reply["status"] == "answer", reply
+    assert reply["status"] == "clarify", reply
     profile = profiles.get_profile("sepehr", "u-mem-1").public()
     assert profile["products"] == ["supplementary_health"]
     assert "spouse" in profile["family"]
@@ -75,9 +75,22 @@ def test_tenant_isolation_through_the_graph(conversation):
     # kavir's distinctive product is never cited to a sepehr user, even when asked by name.
     reply = conversation(tenant="sepehr").say("طرح ویژه کویر-۹۰۴ چیست؟")
     assert all(not c["file_id"].startswith("kavir") for c in reply.get("citations", []))
-    own = conversation(tenant="kavir", user="u-2001").say("طرح ویژه کویر-۹۰۴ چیست؟")
+    assert all(not (o["file_id"] or "").startswith("kavir") for o in reply.get("options") or [])
+    chat = conversation(tenant="kavir", user="u-2001")
+    own = chat.ask("طرح ویژه کویر-۹۰۴ چیست؟")
     assert own["status"] == "answer", own
-    assert all(c["file_id"].startswith("kavir") for c in own["citations"])
+    assert all(o["file_id"].startswith("kavir") for o in chat.offered["options"])
+    assert own["citations"] and all(c["file_id"].startswith("kavir") for c in own["citations"])
+
+
+def test_a_passage_of_another_tenant_cannot_be_picked_into_a_search(stack):
+    from insurance_search.search import search
+
+    theirs = search("طرح ویژه کویر-۹۰۴", tenant_id="kavir", roles=["user"])[0]
+    # the pick's scope narrows a search; it never widens one past the tenant and audience filter
+    assert search("طرح ویژه کویر-۹۰۴", tenant_id="sepehr", roles=["user"], scope={"chunk_id": theirs.chunk_id}) == []
+    mine = search("طرح ویژه کویر-۹۰۴", tenant_id="kavir", roles=["user"], scope={"chunk_id": theirs.chunk_id})
+    assert [hit.chunk_id for hit in mine] == [theirs.chunk_id]
 
 
 def test_officer_only_document_never_reaches_a_user(conversation):
@@ -85,5 +98,7 @@ def test_officer_only_document_never_reaches_a_user(conversation):
     user = conversation(roles=["user"]).say(question)
     assert "SEP-INT-7731" not in json.dumps(user, ensure_ascii=False)
     assert all(c["file_id"] != "sepehr-internal-claims-guideline" for c in user.get("citations", []))
-    officer = conversation(roles=["officer"], user="officer-1").say(question)
+    assert all(o["file_id"] != "sepehr-internal-claims-guideline" for o in user.get("options") or [])
+    chat = conversation(roles=["officer"], user="officer-1")
+    officer = chat.ask(question)
     assert "sepehr-internal-claims-guideline" in {c["file_id"] for c in officer.get("citations", [])}, officer

@@ -52,17 +52,17 @@ def metric(records, name):
 
 def test_outcomes_are_one_metric_each_with_the_value_as_a_dimension(conversation, emf):
     conversation().say("می‌خواهم با یک کارشناس صحبت کنم")
-    conversation().say(KNOWLEDGE)
+    conversation().ask(KNOWLEDGE)  # the passages offered, and the pick answered with one
     records = emf()
     names = {m["Name"] for r in records for b in r["_aws"]["CloudWatchMetrics"] for m in b["Metrics"]}
     # No metric name carries a value any more (Escalation_user_requested, Intent_knowledge, ...).
     assert not {n for n in names if "_" in n}, names
     assert ({"Reason": "user_requested", "service": "insurance-agent"}, 1) in metric(records, "Escalations")
     statuses = sorted(d["Status"] for d, _ in metric(records, "Turns"))
-    assert statuses == ["answer", "escalate"]  # once per turn, by the node that ends it
+    assert statuses == ["answer", "clarify", "escalate"]  # once per turn, by the node that ends it
     assert {d["Route"] for d, _ in metric(records, "Routes")} == {"handoff_request", "knowledge"}
-    assert {(d["Node"], d["Verdict"]) for d, _ in metric(records, "Verdicts")} == {("grade", "sufficient"),
-                                                                                  ("verify", "grounded")}
+    assert {(d["Node"], d["Verdict"]) for d, _ in metric(records, "Verdicts")} == {
+        ("grade", "ambiguous"), ("grade", "sufficient"), ("verify", "grounded")}
     latency = {d["Node"] for d, _ in metric(records, "NodeLatency")}
     assert {"LoadMemory", "Triage", "Retrieve", "Generate", "Verify", "WriteMemory", "Escalate"} <= latency
     assert [v for d, v in metric(records, "LlmCallsPerTurn")]  # the aggregate metrics are still published
@@ -94,7 +94,9 @@ def test_a_failing_node_is_logged_with_its_error_type_and_counted(stack, convers
     # The real handler wrapper around a node that fails the way a provider error would.
     moto_patches.register_handler(name, lambda_entry.node_handler("Generate", boom))
     try:
-        reply = conversation().say(KNOWLEDGE)
+        chat = conversation()
+        assert chat.say(KNOWLEDGE)["status"] == "clarify"
+        reply = chat.say("۱")  # the pick of a passage is the turn that reaches generate
     finally:
         moto_patches.register_handler(name, original)
         logger.removeHandler(keep)

@@ -26,9 +26,10 @@ GREEN, RED, GREY = (0x2E, 0x7D, 0x32), (0xC6, 0x28, 0x28), (0xEC, 0xEF, 0xF3)
 
 @pytest.fixture(scope="module")
 def page(stack, agent_home):
-    """Two turns (an answer; a turn whose Verify node crashes) and the page serving the log."""
-    answer = Conversation(stack)
-    answered = answer.say(KNOWLEDGE)
+    """Turns (the passages offered for a question; a pick whose Verify node crashes; markup) and the
+    page serving the log."""
+    offer = Conversation(stack)
+    offered = offer.say(KNOWLEDGE)
     name = stack.function_names["VerifyFunction"]
     original = moto_patches.handlers()[name]
 
@@ -38,13 +39,14 @@ def page(stack, agent_home):
     moto_patches.register_handler(name, crash)
     try:
         failed = Conversation(stack)
-        crashed = failed.say(KNOWLEDGE)
+        assert failed.say(KNOWLEDGE)["status"] == "clarify"
+        crashed = failed.say("۱")  # the pick of a passage is the turn that reaches Verify
     finally:
         moto_patches.register_handler(name, original)
     marked = Conversation(stack)
     markup = marked.say(MARKUP)
     server = UiServer(agent_home).start()
-    yield server, {"answer": (answer, answered), "failed": (failed, crashed), "markup": (marked, markup)}
+    yield server, {"offer": (offer, offered), "failed": (failed, crashed), "markup": (marked, markup)}
     server.stop()
 
 
@@ -74,7 +76,7 @@ def test_the_api_lists_turns_and_gives_a_graph(page):
     server, turns = page
     base = server.url
     listed = json.loads(urllib.request.urlopen(f"{base}/api/turns", timeout=30).read())
-    assert {turns["answer"][1]["turn_id"], turns["failed"][1]["turn_id"]} <= {t["turn_id"] for t in listed}
+    assert {turns["offer"][1]["turn_id"], turns["failed"][1]["turn_id"]} <= {t["turn_id"] for t in listed}
     graph = json.loads(urllib.request.urlopen(f"{base}/api/graph?execution={_arn(turns['failed'])}", timeout=30).read())
     verify = next(n for n in graph["nodes"] if n["name"] == "Verify")
     assert verify["failed"] and verify["errors"][-1]["error"] == "RuntimeError"
@@ -85,9 +87,10 @@ def test_the_api_lists_turns_and_gives_a_graph(page):
 def test_each_listed_turn_has_its_question_and_reply_masked_as_in_the_log(page):
     server, turns = page
     listed = {t["turn_id"]: t for t in json.loads(urllib.request.urlopen(f"{server.url}/api/turns", timeout=30).read())}
-    answered = listed[turns["answer"][1]["turn_id"]]
-    assert answered["question"] == KNOWLEDGE
-    assert answered["reply"] == " ".join(turns["answer"][1]["message"].split())[:280]
+    offered = listed[turns["offer"][1]["turn_id"]]
+    assert offered["question"] == KNOWLEDGE
+    shown = " ".join(turns["offer"][1]["message"].split())
+    assert offered["reply"] == (shown if len(shown) <= 280 else shown[:279] + "…")
     marked = listed[turns["markup"][1]["turn_id"]]
     assert marked["question"].startswith("[masked phone] <img src=x") and "09121234567" not in json.dumps(listed)
     assert marked["reply"]
@@ -128,7 +131,7 @@ def test_the_screenshot_shows_the_path_in_colour(page, tmp_path):
 
     server, turns = page
     shot = tmp_path / "answer.png"
-    done = _chromium(tmp_path, f"{server.url}#{_arn(turns['answer'])}", f"--screenshot={shot}", "--window-size=1500,1900")
+    done = _chromium(tmp_path, f"{server.url}#{_arn(turns['offer'])}", f"--screenshot={shot}", "--window-size=1500,1900")
     assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
     image = Image.open(shot).convert("RGB")
     assert image.size == (1500, 1900)
@@ -136,7 +139,7 @@ def test_the_screenshot_shows_the_path_in_colour(page, tmp_path):
     colours = dict((colour, count) for count, colour in image.crop((362, 0, 1500, 1900)).getcolors(1500 * 1900))
     counts = {colour: colours.get(colour, 0) for colour in (GREEN, RED, GREY)}
     node_area = 172 * 36  # a state's box in the drawing (ui/graph.js NODE_W x NODE_H)
-    visited = len(turns["answer"][1]["trace"]["path"])
+    visited = len(turns["offer"][1]["trace"]["path"])
     # Every Lambda node on the path is a green box (Choice and Pass states on it add more) ...
     assert counts[GREEN] > 0.7 * visited * node_area, counts
     # ... the states not taken are grey, and nothing failed in this turn.

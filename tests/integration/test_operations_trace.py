@@ -42,10 +42,12 @@ def _fail(stack, logical, error, times=None):
 
 @pytest.fixture(scope="module")
 def turns(stack, agent_home):
-    """Four real turns: an answer, a retried node, a failed node, and a message with a phone number."""
+    """Real turns: the passages offered for a question and the pick answered, a follow-up, a retried
+    node, a failed node, and a message with a phone number."""
     out = {}
     chat = Conversation(stack)
-    out["answer"] = (chat, chat.say(KNOWLEDGE))
+    out["offer"] = (chat, chat.say(KNOWLEDGE))
+    out["answer"] = (chat, chat.say("۱"))
     out["follow_up"] = (chat, chat.say("برای همسرم چطور؟"))
     restore = _fail(stack, "Retrieve", TransientError("qdrant busy"), times=1)
     try:
@@ -108,7 +110,7 @@ def test_the_path_durations_and_route_decisions_match_the_reply(turns, agent_hom
 
 def test_a_retried_node_shows_its_retry_and_error(turns, agent_home):
     _, reply = turns["retried"]
-    assert reply["status"] == "answer"
+    assert reply["status"] == "clarify"
     (trace,) = find_executions(LocalExecutionLog(agent_home), _arn(turns["retried"]), local_definition())
     retrieve = next(v for v in trace.visits if v.name == "Retrieve")
     assert retrieve.retries == 1 and not retrieve.failed
@@ -130,7 +132,7 @@ def test_a_failed_node_shows_error_cause_and_the_catch(turns, agent_home):
 def test_a_thread_shows_every_turn_in_order(turns, agent_home):
     chat, _ = turns["answer"]
     traces = find_executions(LocalExecutionLog(agent_home), chat.thread_id, local_definition())
-    assert [t.turn_id for t in traces] == [turns["answer"][1]["turn_id"], turns["follow_up"][1]["turn_id"]]
+    assert [t.turn_id for t in traces] == [turns[name][1]["turn_id"] for name in ("offer", "answer", "follow_up")]
 
 
 def test_personal_data_is_masked_in_the_log(turns, agent_home):

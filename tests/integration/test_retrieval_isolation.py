@@ -163,6 +163,13 @@ def test_context_expansion_stays_in_file_and_tenant(store):
     order = [hit.text.index(s) for s in ("فرانشیز خسارت اول", "مدارک لازم", "کارت ماشین", "مهلت اعلام", "پنج روز")]
     assert order == sorted(order)
     assert not any(marker in hit.text for marker in B_MARKERS)
+    # Where the hit's own text is in the window: what a clarifying question offers and a pick shows.
+    start, end = hit.own_span
+    own = hit.text[start:end]
+    assert "کارت ماشین" in own and "فرانشیز خسارت اول" not in own and "پنج روز" not in own
+    # A pick of that passage narrows the hits to it, and keeps its neighbours as context.
+    [picked] = search("مدارک", tenant_id=A, roles=["user"], scope={"chunk_id": hit.chunk_id})
+    assert picked.chunk_id == hit.chunk_id and picked.expanded_from == hit.expanded_from
     # Tenant B's file with the same id expands within tenant B only.
     [hit_b] = search("Zanzibar rider", tenant_id=B, roles=["user"], k=1)
     assert hit_b.expanded_from == ["auto-policy#1"]

@@ -10,8 +10,9 @@ NO_RETRIEVAL = {"Retrieve", "Grade", "Contextualize"}
 
 ROUTES = [
     # (case id, message, expected status, expected reason, language)
-    ("fa-knowledge", "دوره انتظار زایمان در بیمه تکمیلی درمان چقدر است؟", "answer", None, "fa"),
-    ("en-knowledge", "What is the deductible of the health insurance for foreign residents?", "answer", None, "en"),
+    # A knowledge question: the offline provider offers the passages it found (it cannot read them).
+    ("fa-knowledge", "دوره انتظار زایمان در بیمه تکمیلی درمان چقدر است؟", "clarify", None, "fa"),
+    ("en-knowledge", "What is the deductible of the health insurance for foreign residents?", "clarify", None, "en"),
     ("fa-chitchat", "سلام، وقت بخیر", "answer", None, "fa"),
     ("en-out-of-scope", "Who won the football match last night?", "answer", None, "en"),
     ("fa-handoff", "می‌خواهم با یک کارشناس صحبت کنم", "escalate", "user_requested", "fa"),
@@ -26,7 +27,8 @@ ROUTES = [
 
 @pytest.mark.parametrize("case,message,status,reason,language", ROUTES, ids=[r[0] for r in ROUTES])
 def test_route(conversation, case, message, status, reason, language):
-    reply = conversation().say(message)
+    chat = conversation()
+    reply = chat.say(message)
     assert reply["status"] == status, reply
     assert reply.get("reason") == reason
     assert reply["language"] == language
@@ -40,18 +42,29 @@ def test_route(conversation, case, message, status, reason, language):
         assert reply["citations"] == []
         assert reply["trace"]["retrieval_rounds"] == 0
     if case.endswith("knowledge"):
-        assert reply["citations"], reply
-        assert {"Retrieve", "Grade", "Generate", "Verify", "WriteMemory"} <= set(path)
+        assert reply["citations"] == [] and {"Retrieve", "Grade", "Clarify"} <= set(path)
+        offered = reply["options"][0]
+        assert offered["chunk_id"] and offered["label"].startswith(offered["title"])
+        # the user's pick is answered with that passage, and cites it alone
+        picked = chat.say("1")
+        assert picked["status"] == "answer" and picked["language"] == language, picked
+        assert [c["chunk_id"] for c in picked["citations"]] == [offered["chunk_id"]]
+        assert {"Retrieve", "Grade", "Generate", "Verify", "WriteMemory"} <= set(picked["trace"]["path"])
 
 
 def test_persian_answer_cites_the_right_document(conversation):
-    reply = conversation().say("دوره انتظار زایمان در بیمه تکمیلی درمان چقدر است؟")
+    chat = conversation()
+    reply = chat.ask("دوره انتظار زایمان در بیمه تکمیلی درمان چقدر است؟")
+    assert chat.offered["options"][0]["file_id"] == "sepehr-supplementary-health"
     assert {c["file_id"] for c in reply["citations"]} == {"sepehr-supplementary-health"}
+    assert "۲۷۰ روز" in reply["message"]  # the picked passage is the waiting-period table
 
 
 def test_english_answer_is_in_english_and_cites_english_document(conversation):
-    reply = conversation().say("What is the deductible of the health insurance for foreign residents?")
-    assert reply["language"] == "en"
+    chat = conversation()
+    reply = chat.ask("What is the deductible of the health insurance for foreign residents?")
+    assert reply["language"] == "en" and chat.offered["language"] == "en"
+    assert "your case?" in chat.offered["message"]
     assert "sepehr-expat-health" in {c["file_id"] for c in reply["citations"]}
 
 
@@ -84,9 +97,10 @@ def test_picking_an_option_answers_from_that_document(conversation):
     chat = conversation()
     first = chat.say("حق بیمه چقدر است؟")
     assert first["status"] == "clarify"
-    picked = first["options"][0]
-    reply = chat.say("1")
+    picked = first["options"][1]
+    reply = chat.say("2")
     assert reply["status"] == "answer", reply
+    assert [c["chunk_id"] for c in reply["citations"]] == [picked["chunk_id"]]
     assert {c["file_id"] for c in reply["citations"]} == {picked["file_id"]}
 
 
@@ -124,12 +138,15 @@ def test_a_second_retrieval_round_searches_a_different_query(conversation):
 
 def test_follow_up_is_resolved_against_history(conversation):
     chat = conversation()
-    first = chat.say("پوشش بیمه تکمیلی درمان برای بیمه‌شده چیست؟")
+    first = chat.ask("پوشش بیمه تکمیلی درمان برای بیمه‌شده چیست؟")
     assert first["status"] == "answer", first
     follow = chat.say("برای همسرم چطور؟")
-    assert follow["status"] == "answer", follow
-    assert "sepehr-supplementary-health" in {c["file_id"] for c in follow["citations"]}
-    assert "همسر" in follow["message"]
+    assert follow["status"] == "clarify", follow
+    spouse = [n for n, o in enumerate(follow["options"], 1) if "همسر" in o["label"]]
+    assert spouse and follow["options"][spouse[0] - 1]["file_id"] == "sepehr-supplementary-health", follow
+    picked = chat.say(str(spouse[0]))
+    assert "sepehr-supplementary-health" in {c["file_id"] for c in picked["citations"]}
+    assert "همسر" in picked["message"]
 
 
 def test_account_question_uses_only_the_users_own_policies(conversation):

@@ -39,7 +39,7 @@ def test_a_turn_sent_during_the_warm_up_waits_for_it_and_nothing_is_loaded_twice
     reply = conversation().say(QUESTION)
     warming.join(timeout=30)
     assert builders == ["local-stack-warm-up"]
-    assert reply["status"] == "answer" and reply["citations"]
+    assert reply["status"] == "clarify" and reply["options"]  # retrieval ran: the passages it found
     assert "sparse encoder" in stack.warm_up_seconds
 
 
@@ -53,7 +53,7 @@ def test_a_failing_warm_up_step_is_skipped_and_turns_still_run(stack, conversati
     stack.warm_up(tenant="sepehr").join(timeout=60)
     assert "dense encoder" not in stack.warm_up_seconds
     assert {"model provider", "exemplar store", "sparse encoder", "corpus scope"} <= stack.warm_up_seconds.keys()
-    assert conversation().say(QUESTION)["status"] == "answer"
+    assert conversation().say(QUESTION)["status"] == "clarify"
     assert (stack.home / "cache" / "exemplar_embeddings.npz").is_file()  # the next process reads it
 
 

@@ -114,7 +114,7 @@ class OfflineModel:
     def __init__(self) -> None:
         from insurance_offline import OfflineProvider
 
-        self.provider = OfflineProvider()
+        self.provider = OfflineProvider(quoting=True)
 
     def answer(self, tool: str, data: dict[str, Any], system: str) -> dict[str, Any]:
         """The tool call's arguments for the request's data blocks and system prompt."""

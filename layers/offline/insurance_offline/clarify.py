@@ -18,6 +18,15 @@ _QUESTIONS = {
     ("corpus", "fa"): "منظورتان کدام یک از این موارد است؟",
     ("corpus", "en"): "Which of these do you mean?",
 }
+# Passages of the documents (policy/provisions.py), whatever the topic scope: the user's case decides.
+_ONE_PASSAGE_QUESTION = {
+    "fa": "این بخش از مدارک ما به پرسش شما مربوط است. آیا مورد شما همین است؟",
+    "en": "This passage of our documents relates to your question. Is it your case?",
+}
+_PASSAGE_QUESTION = {
+    "fa": "این بخش‌ها در مدارک ما به پرسش شما مربوط است و هر کدام حکم جداگانه‌ای دارد. کدام یک به مورد شما مربوط است؟",
+    "en": "These passages of our documents relate to your question, and each states its own rule. Which one is your case?",
+}
 
 
 class LocalClarifier:
@@ -25,7 +34,12 @@ class LocalClarifier:
         if not request.options:
             raise ModelOutputError("clarify was called without options: a clarifying question must be grounded")
         labels = [option.label for option in request.options]
-        question = _QUESTIONS[(get_settings().policy.topic_scope, request.language)]
+        if len(request.options) == 1 and request.options[0].chunk_id:
+            question = _ONE_PASSAGE_QUESTION[request.language]
+        elif all(option.chunk_id for option in request.options):
+            question = _PASSAGE_QUESTION[request.language]
+        else:
+            question = _QUESTIONS[(get_settings().policy.topic_scope, request.language)]
         if request.language == "en":
             lines = [question]
             lines += [f"{number}. {label}" for number, label in enumerate(labels, start=1)]

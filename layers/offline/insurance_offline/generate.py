@@ -1,6 +1,18 @@
-"""Local generate: greetings and refusals by template, answers by extraction.
+"""Local generate: greetings and refusals by template; passages the question is pinned to, quoted.
 
-For knowledge and account turns the answer is extractive. Each retrieved chunk is cut into
+Without a model nothing can tell whether a passage that shares the question's words answers it: the
+failure is a quote on the topic that states another condition, or stops before the fact asked. So a
+knowledge turn is answered only with the passage the question is pinned to by structure
+(`GenerateRequest.pinned`, policy/provisions.py: the user's pick among the passages a clarifying
+question offered, or a provision the question names by number): its sentences and rows, verbatim and
+cited, as far as `max_passage_chars`. A question pinned to no passage, or to several, is not answered
+(answered=False): grade offered the passages to choose from, or the graph hands the turn over with
+them. An account turn quotes the asked fields of the user's own policy records.
+
+`quoting=True` is the drafter of the wire stand-ins (tools/agent_harness), which play a model that
+reads: it quotes by shared words, as follows, and is sometimes confidently wrong, as a model is.
+
+For knowledge and account turns the quoting answer is extractive. Each retrieved chunk is cut into
 quotable units: sentences (split_sentences) and Markdown table rows, each with its local context
 (the section heading, the sentence that introduces a list or a table, the table's header row).
 A unit is scored by the IDF-weighted share of the query's concepts that it covers together with
@@ -56,6 +68,7 @@ from insurance_offline.lexical import (
 )
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Claim, GenerateRequest, GenerateResult, Intent
+from insurance_agent.policy.provisions import own_text
 from insurance_agent.policy.untrusted import is_instruction_like
 from insurance_offline.question import (
     AnalysedQuestion,
@@ -463,7 +476,11 @@ class LocalGenerator:
         relative_floor: float = 0.75,
         min_words: int = 3,
         broad_support: float = 0.7,
+        quoting: bool = False,
+        max_passage_chars: int = 1200,
     ) -> None:
+        self.quoting = quoting
+        self.max_passage_chars = max_passage_chars
         self.min_support = min_support
         self.broad_support = broad_support
         self.max_quotes = max_quotes
@@ -481,7 +498,39 @@ class LocalGenerator:
             return self._abstain()
         if request.route == Intent.ACCOUNT and any(is_account_evidence(chunk) for chunk in request.chunks):
             return self._account(request)
-        return self._extract(request)
+        if self.quoting:
+            return self._extract(request)
+        return self._pinned(request)
+
+    def _pinned(self, request: GenerateRequest) -> GenerateResult:
+        """The one passage the question is pinned to, quoted from its start; else no answer."""
+        passages = [chunk for chunk in request.chunks if chunk.chunk_id in set(request.pinned)]
+        if len({chunk.chunk_id for chunk in passages}) != 1:
+            return self._abstain()
+        # from the passage's own section on, as its option named it (not the neighbours merged before it)
+        chunk = passages[0].model_copy(update={"text": own_text(passages[0])})
+        rejected = [canonical(item) for item in request.feedback if canonical(item)]
+        claims: list[Claim] = []
+        length = 0
+        for unit in evidence_units(chunk):
+            key = canonical(unit.text)
+            if not key or any(key in item or item in key for item in rejected):
+                continue
+            if claims and length + len(unit.text) > self.max_passage_chars:
+                break
+            if unit.header and not claims:
+                claims.append(self._claim(chunk, unit.header, request.language))
+            claims.append(self._claim(chunk, unit.text, request.language, framed=not claims))
+            length += len(unit.text)
+        if not claims:
+            return self._abstain()
+        return GenerateResult(
+            answer="\n".join(claim.text for claim in claims),
+            claims=claims,
+            citations=[chunk.chunk_id],
+            answered=True,
+            confidence=1.0,
+        )
 
     def _account(self, request: GenerateRequest) -> GenerateResult:
         """Look the asked fields up in the user's own policy records and quote those lines.

@@ -13,6 +13,15 @@
 
 The retrieval score's scale depends on the pipeline (RRF fusion, cosine, late-interaction), so the
 score floor is optional: with `min_score=None` only lexical coverage decides sufficiency.
+
+Without a model nothing can tell which of several relevant passages answers the question: shared
+words do not (a passage on the topic may state another condition). So unless the question is pinned
+to one passage by structure (`GradeRequest.pinned`, policy/provisions.py), two or more relevant
+the relevant passages (one or more) make the verdict ambiguous: "which of these is your case?" (or "is
+this your case?"), and a question pinned to passages of several documents is ambiguous between them. The user's own policy
+records (account turns) are looked up by field, so those turns keep the verdicts above. With
+`quoting=True` (the wire stand-ins' drafter, which quotes by shared words) the verdicts above hold
+for every turn.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from insurance_offline.lexical import (
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import ChunkRelevance, GradeRequest, GradeResult, GradeVerdict
 from insurance_offline.question import question_concepts
+from insurance_offline.generate import is_account_evidence
 
 # Words every document is about, whether or not its title says so.
 _GENERIC_LABEL_WORDS = "بیمه بیمه نامه insurance policy policies plan"
@@ -42,7 +52,9 @@ class LocalGrader:
         margin: float = 0.15,
         max_candidates: int = 6,
         coverage_ratio: float = 0.7,
+        quoting: bool = False,
     ) -> None:
+        self.quoting = quoting
         self.min_coverage = min_coverage
         self.min_score = min_score
         self.margin = margin
@@ -54,6 +66,22 @@ class LocalGrader:
         chunks = list(request.chunks)
         if not chunks:
             return GradeResult(verdict=GradeVerdict.INSUFFICIENT, relevance=[])
+        pinned = list(dict.fromkeys(cid for cid in request.pinned if cid in {c.chunk_id for c in chunks}))
+        if pinned and not self.quoting:
+            judged = [ChunkRelevance(chunk_id=cid, relevant=True, score=1.0) for cid in pinned]
+            if len(pinned) == 1:
+                return GradeResult(verdict=GradeVerdict.SUFFICIENT, relevance=judged)
+            return GradeResult(verdict=GradeVerdict.AMBIGUOUS, relevance=judged, choose="passages")
+        result = self._by_words(request, chunks)
+        if self.quoting or result.verdict == GradeVerdict.INSUFFICIENT or any(map(is_account_evidence, chunks)):
+            return result
+        if any(judged.relevant for judged in result.relevance):
+            return GradeResult(verdict=GradeVerdict.AMBIGUOUS, relevance=result.relevance, choose="passages")
+        # Nothing relevant by words either: generate has nothing pinned and hands the turn over.
+        return GradeResult(verdict=GradeVerdict.SUFFICIENT, relevance=result.relevance)
+
+    def _by_words(self, request: GradeRequest, chunks: list[RetrievedChunk]) -> GradeResult:
+        """The verdict of the lexical coverage and the products' spread (the module doc)."""
         documents = evidence_terms(chunks)
         concepts = question_concepts(request.query, documents)
         weights = concept_weights(concepts, documents)

@@ -3,8 +3,14 @@
 It is not a language model and does not pretend to be one: triage is a nearest-exemplar classifier
 over a multilingual embedding plus the policy lexicon, contextualize is rule-based follow-up
 resolution, grade is a score/metadata-spread heuristic, clarify words a fixed question around the
-grounded options, generate quotes the best supporting sentences verbatim (or abstains), and verify
-is a containment check. Same input, same output, no network.
+grounded options, generate quotes the passage the question is pinned to by structure (the user's
+pick of a passage, a provision named by number) or abstains, and verify is a containment check. It
+cannot read, so it never answers with a passage only because it shares the question's words: those
+passages are offered to choose from, or go with the hand-off. Same input, same output, no network.
+
+`OfflineProvider(quoting=True)` is the wire stand-ins' model (tools/agent_harness): it quotes the
+sentences that share most of the question's words, sometimes wrongly, as a model that reads would.
+No setting selects it.
 """
 
 from __future__ import annotations
@@ -46,12 +52,14 @@ class OfflineProvider(ModelProvider):
         clarifier: LocalClarifier | None = None,
         generator: LocalGenerator | None = None,
         verifier: LocalVerifier | None = None,
+        quoting: bool = False,
     ) -> None:
+        self.reads = quoting
         self._triage = triager or LocalTriager()
         self._contextualize = contextualizer or LocalContextualizer()
-        self._grade = grader or LocalGrader()
+        self._grade = grader or LocalGrader(quoting=quoting)
         self._clarify = clarifier or LocalClarifier()
-        self._generate = generator or LocalGenerator()
+        self._generate = generator or LocalGenerator(quoting=quoting)
         self._verify = verifier or LocalVerifier()
 
     def triage(self, request: TriageRequest) -> TriageResult:

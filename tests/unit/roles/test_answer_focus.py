@@ -22,7 +22,7 @@ def chunks(statute_chunks) -> list[RetrievedChunk]:
 
 
 def ask(chunks, question, message=None):
-    draft = LocalGenerator()(
+    draft = LocalGenerator(quoting=True)(
         GenerateRequest(route=Intent.KNOWLEDGE, message=message or question, query=question, chunks=chunks)
     )
     verdict = LocalVerifier()(

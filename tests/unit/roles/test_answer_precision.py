@@ -42,7 +42,7 @@ INSTALLMENTS = "ماده۸ ـ بیمه\u200cگر مجاز است با رعایت
 
 
 def ask(chunks, question: str):
-    return LocalGenerator()(GenerateRequest(route=Intent.KNOWLEDGE, message=question, query=question, chunks=chunks))
+    return LocalGenerator(quoting=True)(GenerateRequest(route=Intent.KNOWLEDGE, message=question, query=question, chunks=chunks))
 
 
 def test_a_direction_mark_inside_a_word_is_a_half_space():
@@ -185,7 +185,7 @@ def test_a_quote_covering_most_of_the_question_need_not_name_its_rarest_word(chu
     # Demanding it of every quote once picked the fund's deadline, another case's figure; now that
     # document is no answer either, since it never speaks of a licence or its applicant: the question's
     # notions are split between the two documents, and the draft abstains.
-    strict = LocalGenerator(broad_support=1.01)(
+    strict = LocalGenerator(quoting=True, broad_support=1.01)(
         GenerateRequest(route=Intent.KNOWLEDGE, message=question, query=question, chunks=chunks)
     )
     assert not strict.answered and "پانزده روز" not in strict.answer

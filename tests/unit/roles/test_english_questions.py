@@ -125,8 +125,8 @@ def insurance_act(statute_chunks) -> list[RetrievedChunk]:
 
 
 def ask(chunks, question):
-    grade = LocalGrader()(GradeRequest(query=question, chunks=chunks))
-    draft = LocalGenerator()(
+    grade = LocalGrader(quoting=True)(GradeRequest(query=question, chunks=chunks))
+    draft = LocalGenerator(quoting=True)(
         GenerateRequest(route=Intent.KNOWLEDGE, message=question, query=question, chunks=chunks, language="en")
     )
     verdict = LocalVerifier()(

@@ -31,7 +31,7 @@ def chunks(statute_chunks) -> list[RetrievedChunk]:
 
 
 def ask(chunks, question):
-    draft = LocalGenerator()(GenerateRequest(route=Intent.KNOWLEDGE, message=question, query=question, chunks=chunks))
+    draft = LocalGenerator(quoting=True)(GenerateRequest(route=Intent.KNOWLEDGE, message=question, query=question, chunks=chunks))
     verdict = LocalVerifier()(
         VerifyRequest(answer=draft.answer, claims=draft.claims, chunks=chunks, min_support=1.0, question=question)
     )

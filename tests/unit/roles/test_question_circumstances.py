@@ -103,7 +103,7 @@ def test_an_item_of_a_list_cut_by_the_chunk_budget_is_quoted_under_its_lead():
     item = next(unit for unit in evidence_units(second) if "بیست درصد" in unit.text)
     assert item.lead.startswith("ماده ۶ـ منابع مالی صندوق")
     question = "چند درصد از جریمه‌های راهنمایی و رانندگی به منابع مالی صندوق می‌رسد؟"
-    draft = LocalGenerator()(GenerateRequest(route=Intent.KNOWLEDGE, message=question, query=question, chunks=[second]))
+    draft = LocalGenerator(quoting=True)(GenerateRequest(route=Intent.KNOWLEDGE, message=question, query=question, chunks=[second]))
     assert draft.answered and "بیست درصد" in draft.answer
 
 

@@ -40,7 +40,7 @@ def _normalisations_of(query: str, run) -> int:
 
 
 def test_reading_the_question_does_not_grow_with_the_evidence(body_chunk):
-    generate = LocalGenerator()
+    generate = LocalGenerator(quoting=True)
     copies = [body_chunk.model_copy(update={"chunk_id": f"body-{i}", "score": body_chunk.score - i / 100})
               for i in range(6)]
 

@@ -8,7 +8,7 @@ from insurance_offline.generate import LocalGenerator
 from insurance_offline.question import fits, question_shape
 from insurance_offline.triage import LocalTriager
 
-generate = LocalGenerator()
+generate = LocalGenerator(quoting=True)
 
 
 def answer(query, chunks):

@@ -3,7 +3,7 @@
 from insurance_agent.models.roles import GenerateRequest, Intent
 from insurance_offline.generate import LocalGenerator
 
-generate = LocalGenerator()
+generate = LocalGenerator(quoting=True)
 
 
 def draft(query, chunks, language="fa", route=Intent.KNOWLEDGE, feedback=()):

@@ -4,7 +4,7 @@ import pytest
 from insurance_agent.models.roles import GradeRequest, GradeVerdict
 from insurance_offline.grade import LocalGrader
 
-grade = LocalGrader()
+grade = LocalGrader(quoting=True)
 
 
 def verdict(query, chunks, grader=grade):
@@ -50,7 +50,7 @@ def test_a_high_score_rescues_low_lexical_coverage_only_with_a_score_floor(body_
     chunk = body_chunk.model_copy(update={"score": 0.92})
     query = "بیمه حیوانات خانگی"
     assert verdict(query, [chunk]) == GradeVerdict.INSUFFICIENT
-    assert verdict(query, [chunk], LocalGrader(min_score=0.9)) == GradeVerdict.SUFFICIENT
+    assert verdict(query, [chunk], LocalGrader(quoting=True, min_score=0.9)) == GradeVerdict.SUFFICIENT
 
 
 def test_english_question_against_persian_evidence(body_chunk, third_party_chunk):
@@ -106,18 +106,18 @@ def test_a_document_far_behind_in_coverage_is_not_a_reading_to_choose(statute_ex
     # Both documents are close in retrieval score and pass the relevance bar, but one covers the
     # question far better: offering the other as an option would ask the user a needless question.
     question = "بیمه‌گر ورشکست شود، مطالبات ما پیش از دیگر بستانکاران پرداخت می‌شود؟"
-    loose = LocalGrader(min_coverage=0.4)
+    loose = LocalGrader(quoting=True, min_coverage=0.4)
     result = loose(GradeRequest(query=question, chunks=statute_excerpts))
     relevance = {r.chunk_id: r for r in result.relevance}
     assert relevance["cil-60"].relevant and relevance["tpp-77"].relevant
     assert relevance["tpp-77"].score < 0.7 * relevance["cil-60"].score
     assert result.verdict == GradeVerdict.SUFFICIENT
     # without the coverage comparison the same hits were a clarifying question
-    assert verdict(question, statute_excerpts, LocalGrader(min_coverage=0.4, coverage_ratio=0.0)) == (
+    assert verdict(question, statute_excerpts, LocalGrader(quoting=True, min_coverage=0.4, coverage_ratio=0.0)) == (
         GradeVerdict.AMBIGUOUS
     )
 
 
 def test_documents_close_in_coverage_still_need_a_choice(statute_excerpts):
     question = "بیمه‌گر ورشکست شود، مطالبات ما پرداخت می‌شود؟"
-    assert verdict(question, statute_excerpts, LocalGrader(min_coverage=0.4)) == GradeVerdict.AMBIGUOUS
+    assert verdict(question, statute_excerpts, LocalGrader(quoting=True, min_coverage=0.4)) == GradeVerdict.AMBIGUOUS

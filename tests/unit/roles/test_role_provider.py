@@ -56,9 +56,26 @@ def test_one_turn_through_the_local_roles(body_chunk, third_party_chunk, health_
     question = provider.clarify(ClarifyRequest(query=query, message=query, chunks=chunks, options=options)).question
     assert all(option.label in question for option in options)
 
+    # Without a model, passages that share the question's words are offered, never quoted as its answer.
     query = "فرانشیز بیمه بدنه چقدر است؟"
-    assert provider.grade(GradeRequest(query=query, chunks=chunks)).verdict == GradeVerdict.SUFFICIENT
-    draft = provider.generate(GenerateRequest(route=Intent.KNOWLEDGE, message=query, query=query, chunks=chunks))
+    graded = provider.grade(GradeRequest(query=query, chunks=chunks))
+    assert [judged.chunk_id for judged in graded.relevance if judged.relevant] == ["body-1"]
+    assert graded.verdict == GradeVerdict.AMBIGUOUS and graded.choose == "passages"  # "is this your case?"
+    unpinned = provider.generate(GenerateRequest(route=Intent.KNOWLEDGE, message=query, query=query, chunks=chunks))
+    assert not unpinned.answered and not unpinned.claims
+
+    # The user's pick of one passage pins the question to it: that passage is quoted, cited, verified.
+    assert provider.grade(GradeRequest(query=query, chunks=chunks, pinned=["body-1"])).verdict == (
+        GradeVerdict.SUFFICIENT)
+    draft = provider.generate(
+        GenerateRequest(route=Intent.KNOWLEDGE, message=query, query=query, chunks=chunks, pinned=["body-1"]))
     assert draft.answered and draft.citations == ["body-1"]
+    assert all(claim.chunk_ids == ["body-1"] for claim in draft.claims)
     verdict = provider.verify(VerifyRequest(answer=draft.answer, claims=draft.claims, chunks=chunks))
     assert verdict.grounded
+
+    # Pinned to passages of two documents: not an answer, a choice between them.
+    two = provider.grade(GradeRequest(query=query, chunks=chunks, pinned=["body-1", "tp-1"]))
+    assert two.verdict == GradeVerdict.AMBIGUOUS and two.choose == "passages"
+    assert not provider.generate(GenerateRequest(route=Intent.KNOWLEDGE, message=query, query=query, chunks=chunks,
+                                                 pinned=["body-1", "tp-1"])).answered

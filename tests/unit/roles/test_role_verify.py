@@ -8,7 +8,7 @@ verify = LocalVerifier()
 
 
 def good_draft(chunks):
-    return LocalGenerator()(
+    return LocalGenerator(quoting=True)(
         GenerateRequest(route=Intent.KNOWLEDGE, message="q", query="فرانشیز بیمه بدنه چقدر است؟", chunks=chunks)
     )
 

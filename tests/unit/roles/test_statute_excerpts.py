@@ -31,7 +31,7 @@ def chunks() -> list[RetrievedChunk]:
 
 
 def answer(chunks, question, language="fa"):
-    draft = LocalGenerator()(
+    draft = LocalGenerator(quoting=True)(
         GenerateRequest(route=Intent.KNOWLEDGE, message=question, query=question, chunks=chunks, language=language)
     )
     verdict = LocalVerifier()(

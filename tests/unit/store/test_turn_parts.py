@@ -96,9 +96,16 @@ def test_models_are_stored_as_the_json_the_old_code_wrote(record):
     _, written = record
     loaded = TurnParts.of(OLD_PARTS, "m")
     turns.put_parts("turn-1", "t-1", **{name: getattr(loaded, name) for name in turns.PARTS})
-    for name in ("scope", "chunks", "grade", "draft", "drafts", "verify", "reply", "profile", "feedback"):
+    for name in ("scope", "draft", "drafts", "verify", "reply", "profile", "feedback"):
         assert written[name] == dynamo.dumps(OLD_PARTS[name]), name
-    assert json.loads(written["history"]) == OLD_PARTS["history"]  # the same data (user text masked)
+    # Fields added since are the only difference: the passages grade found the question pinned to,
+    # and where a chunk's own text is in its expanded window.
+    assert json.loads(written["grade"]) == {**OLD_PARTS["grade"], "pinned": []}
+    assert json.loads(written["chunks"]) == [{**chunk, "own_span": []} for chunk in OLD_PARTS["chunks"]]
+    # the same data (user text masked); an option now says whether it is one passage (`chunk_id`)
+    assert json.loads(written["history"]) == [
+        {**turn, "options": [{**option, "chunk_id": None} for option in turn["options"]]}
+        for turn in OLD_PARTS["history"]]
 
 
 def test_a_part_of_the_wrong_type_is_refused_before_any_write(record):

@@ -30,3 +30,5 @@ class RetrievedChunk(ChunkPayload):
     score: float = 0.0
     # Neighbouring chunks merged in for context; `text` already holds the expanded window.
     expanded_from: list[str] = Field(default_factory=list)
+    #: where the chunk's own text is in the expanded `text`: [start, end); empty when not expanded
+    own_span: list[int] = Field(default_factory=list)

@@ -23,6 +23,8 @@ class GradeDetail(BaseModel):
 
     verdict: GradeVerdict
     relevance: list[ChunkRelevance] = Field(default_factory=list)
+    #: the passages the question is pinned to (policy/provisions.py), for generate
+    pinned: list[str] = Field(default_factory=list)
 
 
 class Draft(BaseModel):

@@ -129,11 +129,15 @@ class ChunkRelevance(_RoleModel):
 class GradeRequest(_RoleModel):
     query: str
     chunks: list[RetrievedChunk]
+    #: the passages the question is pinned to by structure, not by words (policy/provisions.py)
+    pinned: list[str] = Field(default_factory=list)
 
 
 class GradeResult(_RoleModel):
     verdict: GradeVerdict
     relevance: list[ChunkRelevance] = Field(default_factory=list)
+    #: what an ambiguous verdict asks the user to choose between: documents, or the relevant passages
+    choose: Literal["documents", "passages"] = "documents"
 
 
 class ClarifyRequest(_RoleModel):
@@ -161,6 +165,8 @@ class GenerateRequest(_RoleModel):
     language: Literal["fa", "en"] = "fa"
     # Claims the last verify found unsupported: a regeneration must drop or fix them.
     feedback: list[str] = Field(default_factory=list)
+    #: the passages the question is pinned to by structure, not by words (policy/provisions.py)
+    pinned: list[str] = Field(default_factory=list)
 
 
 #: `CalculationOperand.chunk_id` of a count or percentage the user stated in this turn's message.

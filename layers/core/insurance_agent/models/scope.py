@@ -1,4 +1,4 @@
-"""A narrowing of retrieval to some documents: the option a user picked from a clarifying question.
+"""A narrowing of retrieval to some documents or one passage: the option a user picked from a clarifying question.
 
 It is parsed once where it enters (a provider's contextualize result, a stored turn or thread, a
 caller of `search`) and travels as this model; retrieval turns it into filter conditions.
@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from insurance_agent.errors import InvalidInputError
 
 #: The payload keys a scope may narrow on; any other key is refused, never silently dropped.
-SCOPE_KEYS = ("file_id", "domain")
+SCOPE_KEYS = ("file_id", "domain", "chunk_id")
 
 _Value = Annotated[str, Field(min_length=1)]
 
@@ -26,8 +26,10 @@ class Scope(BaseModel):
 
     file_id: list[_Value] = Field(default_factory=list)
     domain: list[_Value] = Field(default_factory=list)
+    #: one passage the user picked from a clarifying question's provisions (policy/provisions.py)
+    chunk_id: list[_Value] = Field(default_factory=list)
 
-    @field_validator("file_id", "domain", mode="before")
+    @field_validator("file_id", "domain", "chunk_id", mode="before")
     @classmethod
     def _as_list(cls, value: Any) -> Any:
         # One value may be given bare, as the option picks write it; None or [] narrows nothing.

@@ -218,6 +218,8 @@ class ClarifyOption(BaseModel):
     file_id: str | None = None
     title: str | None = None
     domain: str | None = None
+    #: set when the option is one retrieved passage rather than a document (policy/provisions.py)
+    chunk_id: str | None = None
 
 
 class TopChunk(BaseModel):

@@ -26,8 +26,10 @@ def run(state: TurnState) -> TurnState:
 
     picked = pick_option(turn.message, last.options) if last and last.status == "clarify" else None
     if picked is not None:
-        # The user chose one of our grounded options: same question, retrieval scoped to that document.
-        save(state, query=last.query or last.message, scope=Scope(file_id=picked.file_id or None, domain=picked.domain or None))
+        # The user chose one of our grounded options: same question, retrieval scoped to that document
+        # (or to that one passage, when the options were passages).
+        save(state, query=last.query or last.message, scope=Scope(
+            file_id=picked.file_id or None, domain=picked.domain or None, chunk_id=picked.chunk_id or None))
         return state
 
     def ask(**round_fields):

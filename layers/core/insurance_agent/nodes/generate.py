@@ -51,6 +51,7 @@ def run(state: TurnState) -> TurnState:
             chunks=chunks,
             language=state.language,
             feedback=stored.feedback,
+            pinned=stored.grade.pinned if stored.grade else [],
         )
     )
     state.counters.llm_calls += 1

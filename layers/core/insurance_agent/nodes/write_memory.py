@@ -1,5 +1,6 @@
-"""write_memory: commit the turn to the thread (every non-escalation reply) and, after an answer,
-remember durable non-sensitive facts about the user. Idempotent on turn_id."""
+"""write_memory: commit the turn to the thread (every non-escalation reply) and, after an answer or a
+clarifying question on a knowledge or account turn, remember durable non-sensitive facts the user
+stated about themselves. Idempotent on turn_id."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def run(state: TurnState) -> TurnState:
 
     turns.mark_committed(turn.turn_id, turn.thread_id)
 
-    if reply.status == Status.ANSWER and state.route in ("knowledge", "account"):
+    if reply.status in (Status.ANSWER, Status.CLARIFY) and state.route in ("knowledge", "account"):
         # The tenant's products: the metadata of the documents this turn retrieved (never a fixed list).
         retrieved = [c.model_dump() for c in chunks.values() if not c.chunk_id.startswith("account:")]
         facts = extract_facts(turn.message, retrieved)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from insurance_agent.models.turn import ClarifyOption
+from insurance_agent.policy.provisions import named_part
 from insurance_agent.policy.terms import terms as word_analysis
 from insurance_agent.text import tokens
 
@@ -88,8 +89,11 @@ def _pick_by_words(message: str, options: Sequence[ClarifyOption]) -> ClarifyOpt
     concepts = analysis.query_concepts(message)
     if not concepts:
         return None
+    # A passage is picked by the names in its label (document, provision), not by its opening words:
+    # a new question shares words with some passage's text far more often than it names one.
     option_terms = [
-        analysis.text_terms(" ".join(filter(None, [o.label, o.title, (o.domain or "").replace("_", " ")]))) for o in options
+        analysis.text_terms(" ".join(filter(None, [named_part(o.label), o.title, (o.domain or "").replace("_", " ")])))
+        for o in options
     ]
     scores = []
     for terms in option_terms:

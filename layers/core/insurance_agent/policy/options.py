@@ -1,8 +1,8 @@
 """Options of a clarifying question, taken only from the payload of the chunks retrieved this turn.
 
 An ungrounded clarifying question is a hallucination with a question mark on it (ADR-0006): the
-options are the distinct documents (file_id, title, domain) among the retrieved chunks, best
-score first, never anything a model proposes.
+options are the distinct documents (file_id, title, domain) among the retrieved chunks, or the
+distinct passages grade found relevant, best score first, never anything a model proposes.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.turn import ClarifyOption
+from insurance_agent.policy.provisions import distinct_passages, provision_label
 
 MAX_OPTIONS = 4
 
@@ -36,3 +37,16 @@ def clarify_options(
         label = title or domain or file_id
         options.append(ClarifyOption(label=label, file_id=file_id, title=title or None, domain=domain))
     return options
+
+
+def passage_options(
+    chunks: Iterable[RetrievedChunk], chunk_ids: Iterable[str], language: str = "fa", limit: int = MAX_OPTIONS
+) -> list[ClarifyOption]:
+    """One option per retrieved passage among `chunk_ids`, best score first, at most `limit`: "which of
+    these is your case?" when the passages state different rules and nothing pins the question to one.
+    The label names the document, the provision and its opening words (policy/provisions.py)."""
+    return [
+        ClarifyOption(label=provision_label(chunk, language), file_id=chunk.file_id, title=chunk.title or None,
+                      domain=chunk.domain, chunk_id=chunk.chunk_id)
+        for chunk in distinct_passages(chunks, chunk_ids)[:limit]
+    ]

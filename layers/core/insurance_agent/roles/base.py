@@ -41,6 +41,10 @@ class ModelProvider(ABC):
     name: str = "abstract"
     #: How policy and the corpus scope compare words with this provider (insurance_agent/analysis.py).
     terms: Terms = PLAIN_TERMS
+    #: Whether its grade and generate read the evidence. One that does not (the offline provider) may
+    #: answer only from a passage the question is pinned to (policy/provisions.py), so no shortcut may
+    #: send it a question without one.
+    reads: bool = True
 
     @abstractmethod
     def triage(self, request: TriageRequest) -> TriageResult: ...
