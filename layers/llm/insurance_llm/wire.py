@@ -127,3 +127,9 @@ class ClaimCheck(_Wire):
         default=True,
         description="false when the claims, however well supported, do not state what <question> asks about",
     )
+
+
+class StructuredOutputCheck(_Wire):
+    """Confirm that this structured answer arrives."""
+
+    ok: bool = Field(description="true")
