@@ -328,7 +328,8 @@ class LanguageModelProvider(ModelProvider):
             blocks.append(block("previous_problems", request.feedback))
         prompt = user_prompt(*blocks, task="Answer the customer's question from <evidence> only.")
         system = system_prompt("generate", request.language, language_name=LANGUAGE_NAMES[request.language])
-        draft = self.caller.call("generate", self.model_for("generate"), wire.GroundedAnswer, system, prompt)
+        schema = wire.grounded_answer([chunk.chunk_id for chunk in request.chunks])
+        draft = self.caller.call("generate", self.model_for("generate"), schema, system, prompt)
         if draft is None or not draft.answered or not draft.answer.strip():
             # Refused, empty, or "the evidence does not answer": the graph hands the turn to a person.
             return GenerateResult(answer="", answered=False, confidence=0.0)
