@@ -175,6 +175,7 @@ def test_a_draft_may_cite_only_the_chunks_of_its_evidence(method):
         first, second = [call["request"] for call in endpoint.calls()]
     assert _enums(_wire_schema(first), "chunk_ids") == [["health#2", "health#7"]]
     assert _enums(_wire_schema(first), "chunk_id") == [["health#2", "health#7", "message"]]
+    assert "claims" in _wire_schema(first)["required"]
     if method == "json_schema":
         assert first["response_format"]["json_schema"]["name"] == "GroundedAnswer"
         assert first["response_format"]["json_schema"]["strict"] is True

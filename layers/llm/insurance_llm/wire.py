@@ -124,6 +124,19 @@ def grounded_answer(chunk_ids: Sequence[str]) -> type[GroundedAnswer]:
     return _grounded_answer(tuple(dict.fromkeys(chunk_ids)))
 
 
+def _require_claims(schema: dict[str, Any]) -> None:
+    # Required on the wire, optional in validation: a model held to the schema by a grammar leaves out
+    # a key it may omit (the reader, Qwen2.5-Coder-1.5B, wrote answered drafts without `claims`), while
+    # a declined draft that omits it is still a valid answer.
+    required = schema.setdefault("required", [])
+    if "claims" not in required:
+        required.append("claims")
+
+
+class _CitedAnswer(GroundedAnswer):
+    model_config = ConfigDict(json_schema_extra=_require_claims)
+
+
 def _one_of(values: tuple[str, ...]) -> Any:
     """One of `values`, as an enum even for one value (pydantic writes `const` then, which not every
     server's schema-to-grammar conversion takes)."""
@@ -147,7 +160,7 @@ def _grounded_answer(chunk_ids: tuple[str, ...]) -> type[GroundedAnswer]:
         operands=(list[operand], Field(min_length=1, max_length=10)))
     fields = GroundedAnswer.model_fields
     model = create_model(
-        "GroundedAnswer", __base__=GroundedAnswer, __doc__=GroundedAnswer.__doc__,
+        "GroundedAnswer", __base__=_CitedAnswer, __doc__=GroundedAnswer.__doc__,
         claims=(list[claim], Field(default_factory=list, description=fields["claims"].description)),
         calculations=(list[calculation], Field(default_factory=list, description=fields["calculations"].description)))
     return model

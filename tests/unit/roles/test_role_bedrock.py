@@ -618,9 +618,13 @@ def test_the_draft_can_cite_only_the_requests_chunks(bedrock, body_chunk, third_
     first, second = bedrock.requests
     schema = tool_spec(first)["inputSchema"]["json"]
     assert _citable(schema) == {"chunk_ids": ["body-1", "tp-1"], "chunk_id": ["body-1", "tp-1", "message"]}
+    assert "claims" in schema["required"]  # a model held by a grammar writes what is required
     # The unknown id goes back with the ids it may take; the corrected draft is the result.
     assert "body-9" in texts(second) and "'body-1' or 'tp-1'" in texts(second)
     assert result.citations == ["body-1"]
+    # A declined draft may still leave the claims out.
+    bedrock.tool("GroundedAnswer", {"answered": False, "answer": "", "confidence": 0.0})
+    assert not bedrock.provider().generate(request).answered
     # Another request's evidence, another schema: the tool is still GroundedAnswer.
     bedrock.tool("GroundedAnswer", {"answered": False, "answer": "", "claims": [], "confidence": 0.0})
     assert not bedrock.provider().generate(request.model_copy(update={"chunks": [third_party_chunk]})).answered
