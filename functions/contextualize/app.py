@@ -2,7 +2,8 @@
 
 from insurance_agent.lambda_entry import node_handler
 from insurance_agent.nodes.contextualize import run
-from insurance_agent.roles.base import check_model_settings
+from insurance_agent.roles.base import check_model_function
 
-# The model provider's settings are checked at Init: a misconfigured function says so at once.
-lambda_handler = node_handler("Contextualize", run, cold_start=check_model_settings)
+# The model provider's settings (and, in Lambda, its service) are checked at Init: a misconfigured function
+# says so at once.
+lambda_handler = node_handler("Contextualize", run, cold_start=check_model_function)

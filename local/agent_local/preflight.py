@@ -1,6 +1,9 @@
 """Before an `agent` command runs a turn: the model provider's settings as the local stack would give
 them to its handlers, checked by the provider itself (roles/base.py: ModelProvider.check_settings).
 
+Then, with the settings complete, what the model service says of them (ModelProvider.check_service):
+a server that rejects the configured structured-output mode, asked in one tiny request per model.
+
 A misconfigured provider would otherwise hand every turn to a person as `system_error`, with the
 cause visible only in `agent trace`.
 """
@@ -22,7 +25,7 @@ def model_settings_problem(home: Path, overrides: dict[str, str]) -> str | None:
     from agent_local.stack import LocalStack, StackError
     from insurance_agent.config import ROLES, model_settings
     from insurance_agent.errors import ConfigurationError
-    from insurance_agent.roles.base import role_problems
+    from insurance_agent.roles.base import role_problems, service_problems
 
     stack = LocalStack(home, parameters=overrides)
     try:
@@ -36,6 +39,11 @@ def model_settings_problem(home: Path, overrides: dict[str, str]) -> str | None:
         found = role_problems(settings, environ)
     except ConfigurationError as error:
         return f"{error}; no turn was run"
+    state = "is not configured"
+    if not found:
+        # Before any turn, a slow server may take its time: a few of its timeouts, not a cold start's bound.
+        found = service_problems(settings, ROLES, seconds=3 * settings.timeout_seconds)
+        state = "does not work with its server as configured"
     if not found:
         return None
     template_env = stack.template["Globals"]["Function"]["Environment"]["Variables"]
@@ -43,7 +51,7 @@ def model_settings_problem(home: Path, overrides: dict[str, str]) -> str | None:
     for provider, problems in found.items():
         roles = [role for role in ROLES if settings.provider_for(role) == provider]
         served = "" if len(roles) == len(ROLES) else f" (serving {', '.join(roles)})"
-        lines += [f"model provider {provider!r}{served} is not configured, so no turn was run:",
+        lines += [f"model provider {provider!r}{served} {state}, so no turn was run:",
                   *_problem_lines(problems, stack, given, template_env)]
     return "\n".join(lines)
 
@@ -58,7 +66,8 @@ def _problem_lines(problems: list[SettingProblem], stack: LocalStack, given: dic
         name = problem.variable
         lines.append(f"  {name} {problem.problem}: {problem.purpose}.")
         if problem.template_parameter:
-            lines.append(f"    Set it with --parameter-overrides {problem.template_parameter}=VALUE "
+            value = problem.value or "VALUE"
+            lines.append(f"    Set it with --parameter-overrides {problem.template_parameter}={value} "
                          f"(or the environment variable {name}).")
         else:
             lines.append(f"    Set the environment variable {name}.")

@@ -84,8 +84,10 @@ def test_prose_empty_and_guardrail_answers(endpoint):
 
 def test_wrong_drafts_carry_what_the_guards_must_catch(endpoint):
     provider = _provider(endpoint)
+    # A chunk the evidence does not hold is outside the draft's schema: corrected before any guard.
     endpoint.state.add_fault("GroundedAnswer", Fault("foreign_citation"))
-    assert _generate(provider).citations == ["health#9999"]
+    assert _generate(provider).citations == ["health#2"]
+    assert [c["fault"] for c in endpoint.state.calls] == ["foreign_citation", None]
     endpoint.state.add_fault("GroundedAnswer", Fault("invented_number"))
     assert INVENTED_FIGURE in _generate(provider).answer
     endpoint.state.add_fault("GroundedAnswer", Fault("wrong_language"))

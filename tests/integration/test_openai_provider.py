@@ -122,3 +122,66 @@ def test_a_relay_limited_to_some_roles_answers_the_others_itself():
         relay.relay_tools = frozenset({"GroundedAnswer"})
         assert relayed.triage(TriageRequest(message="سلام")).intent == Intent.CHITCHAT
         assert relay.calls()[-1]["relayed"] is False and len(upstream.calls()) == 1
+
+
+def _enums(schema: dict, field: str) -> list[list]:
+    """Every enum a field named `field` takes anywhere in a JSON schema ($refs followed)."""
+    defs = schema.get("$defs") or schema.get("definitions") or {}
+    found = []
+
+    def walk(node, name=None):
+        if isinstance(node, dict):
+            if "$ref" in node:
+                walk(defs[node["$ref"].rsplit("/", 1)[-1]], name)
+            if name == field and "enum" in node:
+                found.append(node["enum"])
+            for key, value in node.items():
+                if key == "properties":
+                    for sub_name, sub in value.items():
+                        walk(sub, sub_name)
+                elif key in ("items", "anyOf", "oneOf", "allOf"):
+                    walk(value, name)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, name)
+
+    walk(schema)
+    return found
+
+
+def _wire_schema(request: dict) -> dict:
+    if request.get("tools"):
+        return request["tools"][0]["function"]["parameters"]
+    return request["response_format"]["json_schema"]["schema"]
+
+
+@pytest.mark.parametrize("method", ["function_calling", "json_schema"])
+def test_a_draft_may_cite_only_the_chunks_of_its_evidence(method):
+    from insurance_agent.models.chunks import RetrievedChunk
+    from insurance_agent.models.roles import GenerateRequest
+
+    chunks = [RetrievedChunk(chunk_id=f"health#{n}", file_id="health", title="بیمه تکمیلی درمان", tenant_id="t",
+                             score=1.0, text=f"بند {n}: دوره انتظار زایمان ۹ ماه است.") for n in (2, 7)]
+    sentence = "دوره انتظار زایمان ۹ ماه است."
+    drafts = iter([["health#9999"], ["health#7"]])  # a chunk the evidence does not hold, then one it does
+
+    def answer(tool, data, system):
+        return {"answered": True, "answer": sentence, "claims": [{"text": sentence, "chunk_ids": next(drafts)}],
+                "calculations": [], "confidence": 0.9}
+
+    with OpenAIEndpoint([("127.0.0.1", 0)], answer=answer) as endpoint:
+        result = _provider(endpoint.url, method).generate(GenerateRequest(
+            route=Intent.KNOWLEDGE, message="دوره انتظار زایمان؟", query="دوره انتظار زایمان", chunks=chunks))
+        first, second = [call["request"] for call in endpoint.calls()]
+    assert _enums(_wire_schema(first), "chunk_ids") == [["health#2", "health#7"]]
+    assert _enums(_wire_schema(first), "chunk_id") == [["health#2", "health#7", "message"]]
+    assert "claims" in _wire_schema(first)["required"]
+    if method == "json_schema":
+        assert first["response_format"]["json_schema"]["name"] == "GroundedAnswer"
+        assert first["response_format"]["json_schema"]["strict"] is True
+    else:
+        assert first["tool_choice"]["function"]["name"] == "GroundedAnswer"
+    # Rejected at the schema, sent back with the ids it may take; the corrected draft is the result.
+    correction = json.dumps(second["messages"][-1], ensure_ascii=False)
+    assert "health#9999" in correction and "'health#2' or 'health#7'" in correction
+    assert result.answered and result.citations == ["health#7"]

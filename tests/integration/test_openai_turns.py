@@ -170,14 +170,12 @@ def test_one_failed_request_is_retried_inside_the_node(conversation, openai_serv
     _row(f"{kind} once", openai_server, reply, seconds)
 
 
-@pytest.mark.parametrize(("kind", "guard"), [("foreign_citation", "citations"), ("invented_number", "numbers"),
-                                             ("wrong_language", "language")])
+@pytest.mark.parametrize(("kind", "guard"), [("invented_number", "numbers"), ("wrong_language", "language")])
 def test_the_turn_logs_each_draft_and_the_guard_that_rejected_it(conversation, openai_server, kind, guard):
     openai_server.state.add_fault("GroundedAnswer", Fault(kind, 1))
     chat, reply, _ = _say(conversation)
     drafts = turn_parts(reply["turn_id"], chat.thread_id)["drafts"]
-    # The faulted draft never reached the verify role (a foreign citation also leaves its figures
-    # uncited); the one written after its feedback did.
+    # The faulted draft never reached the verify role; the one written after its feedback did.
     assert drafts[0]["answered"] and guard in drafts[0]["rejected_by"] and "verify" not in drafts[0]["rejected_by"]
     assert len(drafts) >= 2 and guard not in drafts[-1]["rejected_by"]
     requests = [c["tool"] for c in _calls(openai_server)]
@@ -185,3 +183,15 @@ def test_the_turn_logs_each_draft_and_the_guard_that_rejected_it(conversation, o
     assert requests.count("ClaimCheck") == sum(not d["rejected_by"] or d["rejected_by"] == ["verify"] for d in drafts)
     if reply["status"] == "answer":
         assert drafts[-1]["rejected_by"] == []
+
+
+def test_a_citation_of_a_chunk_not_retrieved_is_corrected_inside_the_node(conversation, openai_server):
+    # Outside the draft's schema (its evidence's chunk ids): one correction in the same call, no guard.
+    openai_server.state.add_fault("GroundedAnswer", Fault("foreign_citation", 1))
+    chat, reply, _ = _say(conversation)
+    assert reply["status"] == "answer", reply
+    assert not any(c["chunk_id"].endswith("#9999") for c in reply["citations"])
+    drafts = turn_parts(reply["turn_id"], chat.thread_id)["drafts"]
+    assert len(drafts) == 1 and drafts[0]["rejected_by"] == []
+    requests = [(c["tool"], c["fault"]) for c in _calls(openai_server) if c["tool"] == "GroundedAnswer"]
+    assert requests == [("GroundedAnswer", "foreign_citation"), ("GroundedAnswer", None)]

@@ -17,10 +17,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import time
 
 import pytest
 from agent_local import cli, moto_patches
-from agent_harness.openai_endpoint import OpenAIEndpoint
+from agent_harness.openai_endpoint import Fault, OpenAIEndpoint
 from agent_local.preflight import model_settings_problem
 from agent_local.template import REPO_ROOT
 from insurance_agent.errors import ConfigurationError
@@ -206,3 +207,65 @@ def test_a_bedrock_stack_without_a_model_id_is_refused_and_a_complete_one_is_not
     assert model_settings_problem(tmp_path, {"ModelProvider": "openai", "OpenAIBaseUrl": "http://127.0.0.1:9/v1",
                                              "OpenAISmallModel": "s", "OpenAIMainModel": "m"}) is None
     assert model_settings_problem(tmp_path, {}) is None  # the offline provider needs no settings
+
+
+# -- what the model server says of the settings, at a function's cold start -------------------------
+@pytest.fixture
+def in_lambda():
+    """A function's environment in the Lambda runtime, the openai provider complete, on a server like
+    llama-cpp-python's (HTTP 500 to json_schema, tool calls answered)."""
+    patch = pytest.MonkeyPatch()
+    with OpenAIEndpoint([("127.0.0.1", 0)], rejects=frozenset({"json_schema"})) as endpoint:
+        patch.setenv("AWS_LAMBDA_RUNTIME_API", "127.0.0.1:9001")
+        for name, value in {"MODEL_PROVIDER": "openai", "OPENAI_BASE_URL": endpoint.url,
+                            "SMALL_MODEL_ID": "small-model", "MAIN_MODEL_ID": "main-model",
+                            "OPENAI_STRUCTURED_OUTPUT": "json_schema"}.items():
+            patch.setenv(name, value)
+        _reset_caches()
+        try:
+            yield patch, endpoint
+        finally:
+            patch.undo()
+            _reset_caches()
+
+
+def test_a_function_in_lambda_names_the_structured_output_its_server_rejects(in_lambda, caplog):
+    _, server = in_lambda
+    with caplog.at_level(logging.ERROR):
+        handler = _cold_start("generate")
+    (logged,) = [m for m in _errors(caplog) if "ConfigurationError" in m]
+    assert f"OPENAI_STRUCTURED_OUTPUT is json_schema, which the server at {server.url} does not accept" in logged
+    assert "OpenAIStructuredOutput" in logged and "to function_calling" in logged
+    # Generate's own model only; no turn's request.
+    assert {call["request"]["model"] for call in server.calls()} == {"main-model"}
+    count = len(server.calls())
+    with pytest.raises(ConfigurationError, match="does not accept"):
+        handler(_event("generate"), Context())
+    assert len(server.calls()) == count
+
+
+def test_a_function_in_lambda_starts_when_its_server_does_not_answer_the_check(in_lambda, caplog):
+    patch, server = in_lambda
+    server.state.add_fault("*", Fault("slow", 10, 30.0))
+    started = time.monotonic()
+    with caplog.at_level(logging.ERROR):
+        _cold_start("triage")
+    # Bounded well inside Lambda's 10 s Init, and a blip is not a misconfiguration.
+    assert time.monotonic() - started < 8.0
+    assert not [m for m in _errors(caplog) if "ConfigurationError" in m]
+    server.state.reset()
+    patch.setenv("OPENAI_STRUCTURED_OUTPUT", "function_calling")
+    _reset_caches()
+    with caplog.at_level(logging.ERROR):
+        _cold_start("triage")
+    assert not [m for m in _errors(caplog) if "ConfigurationError" in m]
+    assert [(c["tool"], c["request"]["model"]) for c in server.calls()] == [("StructuredOutputCheck", "small-model")]
+
+
+def test_outside_lambda_the_cold_start_asks_the_server_nothing(in_lambda, caplog):
+    patch, server = in_lambda
+    patch.delenv("AWS_LAMBDA_RUNTIME_API")
+    with caplog.at_level(logging.ERROR):
+        _cold_start("generate")
+    # The local stack runs the functions inside an `agent` command, whose preflight asked already.
+    assert not [m for m in _errors(caplog) if "ConfigurationError" in m] and server.calls() == []

@@ -214,12 +214,14 @@ def tier_payloads(provider: str) -> list[dict[str, Any]]:
 
 
 def take_calls(endpoint) -> list[dict[str, Any]]:  # noqa: ANN001 - BedrockEndpoint or OpenAIEndpoint
-    """The model requests the endpoint logged since the last call (none without an endpoint)."""
+    """The model requests the endpoint logged since the last call (none without an endpoint), without
+    the providers' checks of the server, which a preflight or a cold start sends before a turn."""
     if endpoint is None:
         return []
     with endpoint.state.lock:
         calls, endpoint.state.calls[:] = list(endpoint.state.calls), []
-    return calls
+    # A turn's requests always ask for structured output: a plain one is the check's too.
+    return [call for call in calls if call.get("tool") not in ("StructuredOutputCheck", "")]
 
 
 def reference_run(home: Path, provider: str, model_env: dict[str, str], endpoint=None,  # noqa: ANN001

@@ -13,6 +13,12 @@
   offline: a real model's drafts (GroundedAnswer) and verdicts (ClaimCheck) then reach the guards
   on turns that a model too small to route would have handed over at triage.
 
+The providers' check of the server (`StructuredOutputCheck`, and a plain request without structured
+output; insurance_llm/openai/provider.py) is answered offline without loading the offline model, or
+relayed whenever there is an upstream: it asks about the server that answers the roles. `rejects`
+names structured-output modes the endpoint answers with HTTP 500, as llama-cpp-python's server (0.3)
+answers `response_format: json_schema`.
+
 Either way the real client (langchain-openai, the OpenAI SDK, httpx) runs unchanged against it, and
 faults queued per tool name ("*": any tool; `POST /_faults` or `state.add_fault`) replace the answer
 at the wire, one request at a time (`FAULTS`). Every request is logged (`GET /_calls`): its tool,
@@ -56,6 +62,11 @@ _ERRORS = {"throttle": (429, "rate_limit_exceeded", "Rate limit reached, please 
            "unavailable": (503, "overloaded", "The server is overloaded. Try again later.")}
 NOT_JSON = b"<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>"
 MODEL_NAME = "offline-model"
+#: The tool of the providers' check of the server: not a turn's request.
+PROBE_TOOL = "StructuredOutputCheck"
+# What llama-cpp-python's server (0.3) answers a mode it cannot serve: a bare 500, naming nothing.
+_REJECTED = (500, "application/json", json.dumps({"error": {"message": "Internal Server Error",
+                                                            "type": "internal_server_error"}}).encode())
 Answerer = Callable[[str, dict[str, Any], str], dict[str, Any]]
 
 
@@ -77,6 +88,15 @@ def tool_of(request: dict[str, Any]) -> str:
     if response_format.get("type") == "json_schema":
         return (response_format.get("json_schema") or {}).get("name", "")
     return ""
+
+
+def mode_of(request: dict[str, Any]) -> str | None:
+    """The structured-output mode a request uses (OPENAI_STRUCTURED_OUTPUT's names), None for a plain one."""
+    if request.get("tools"):
+        return "function_calling"
+    if (request.get("response_format") or {}).get("type") == "json_schema":
+        return "json_schema"
+    return None
 
 
 def request_data(request: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -104,15 +124,17 @@ class OpenAIEndpoint(ThreadedServers):
     `answer(tool, data, system)` gives a tool call's arguments (default: the offline provider's
     decision, bedrock_endpoint.OfflineModel, created on first use); `upstream` is a real server's base
     URL (".../v1") to relay to instead, and may be changed while the endpoint runs; `relay_tools`
-    (tool names), when given, limits the relay to those roles.
+    (tool names), when given, limits the relay to those roles; `rejects` (structured-output modes)
+    are answered with HTTP 500.
     """
 
     thread_name = "openai-endpoint"
 
     def __init__(self, addresses: list[tuple[str, int]], *, answer: Answerer | None = None,
                  upstream: str | None = None, upstream_timeout: float = 600.0,
-                 relay_tools: frozenset[str] | None = None) -> None:
+                 relay_tools: frozenset[str] | None = None, rejects: frozenset[str] = frozenset()) -> None:
         self.state = EndpointState(known=FAULTS)
+        self.rejects = rejects
         self.upstream = upstream
         self.relay_tools = relay_tools
         self.upstream_timeout = upstream_timeout
@@ -155,6 +177,8 @@ class OpenAIEndpoint(ThreadedServers):
 
     def answer(self, tool: str, data: dict[str, Any], system: str) -> dict[str, Any]:
         """The arguments of `tool`'s call for the request's data blocks and system prompt."""
+        if tool == PROBE_TOOL:
+            return {"ok": True}
         if self._answer is None:
             with self._model_lock:
                 if self._answer is None:
@@ -196,7 +220,9 @@ class OpenAIEndpoint(ThreadedServers):
 
     def relays(self, tool: str) -> bool:
         """Whether a request for `tool` goes to the upstream server."""
-        return bool(self.upstream) and (self.relay_tools is None or tool in self.relay_tools)
+        # The check's requests (structured, and plain when that is rejected) are about the server itself.
+        return bool(self.upstream) and (self.relay_tools is None or tool in self.relay_tools
+                                        or tool in (PROBE_TOOL, ""))
 
     def relay(self, path: str, body: bytes | None) -> tuple[int, str, bytes]:
         """Status, content type and body of the upstream server's answer to the same request."""
@@ -335,7 +361,9 @@ class CompletionsHandler(BaseHTTPRequestHandler):
             endpoint.state.calls.append(entry)
             endpoint._in_flight += 1
         try:
-            status, kind, data = _fault_response(fault) or self._model_response(request, body, fault, entry)
+            rejected = _REJECTED if mode_of(request) in endpoint.rejects else None
+            status, kind, data = rejected or _fault_response(fault) or self._model_response(request, body, fault,
+                                                                                             entry)
             sent = self._deliver(status, kind, data)
             entry.update(status=status, seconds=round(time.monotonic() - started, 2), abandoned=not sent)
         finally:

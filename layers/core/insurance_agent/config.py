@@ -238,6 +238,7 @@ class SettingProblem(BaseModel):
     problem: str  # "is not set", "is not an http(s) URL"
     purpose: str  # what the setting is for
     parameter: str | None = None  # the template parameter that sets it (default: the field's own)
+    value: str | None = None  # the value to set it to, when the check knows one
 
     @property
     def variable(self) -> str:
@@ -252,6 +253,8 @@ class SettingProblem(BaseModel):
             how = f"set the template parameter {self.template_parameter} (or the environment variable {self.variable})"
         else:
             how = f"set the environment variable {self.variable}"
+        if self.value:
+            how += f" to {self.value}"
         return f"{self.variable} {self.problem}: {self.purpose}; {how}"
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import random
 import time
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -32,6 +33,7 @@ from insurance_agent.observability import logger, metrics
 W = TypeVar("W", bound=BaseModel)
 BACKOFF_BASE_SECONDS = 0.5
 BACKOFF_CAP_SECONDS = 8.0
+MAX_RUNNABLES = 64
 
 
 class RetryingCaller(ABC):
@@ -46,7 +48,7 @@ class RetryingCaller(ABC):
         self.settings = settings or get_settings().models
         self._sleep = sleep
         self._jitter = jitter
-        self._runnables: dict[tuple[str, type], Any] = {}
+        self._runnables: OrderedDict[tuple[str, type], Any] = OrderedDict()
 
     # -- what a service defines ---------------------------------------------------------------------
 
@@ -84,8 +86,13 @@ class RetryingCaller(ABC):
 
     def _runnable(self, model_id: str, schema: type[W]) -> Any:
         key = (model_id, schema)
-        if key not in self._runnables:
+        if key in self._runnables:
+            self._runnables.move_to_end(key)
+        else:
             self._runnables[key] = self.structured(model_id, schema)
+            # A draft's schema is its evidence's (wire.grounded_answer): a warm function sees many.
+            while len(self._runnables) > MAX_RUNNABLES:
+                self._runnables.popitem(last=False)
         return self._runnables[key]
 
     def call(self, role: str, model_id: str, schema: type[W], system: str, prompt: str) -> W | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from insurance_agent.config import ModelSettings, SettingProblem, Settings, get_settings
+from insurance_agent.config import ROLES, ModelSettings, Role, SettingProblem, Settings, get_settings
 from insurance_agent.errors import ModelOutputError
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import (
@@ -102,6 +102,11 @@ def _evidence(chunks: Sequence[RetrievedChunk]) -> list[dict[str, str]]:
     return rows
 
 
+#: The model setting each role calls: the small model routes and checks, the main one writes.
+ROLE_MODELS: dict[Role, str] = {"triage": "small_model_id", "contextualize": "small_model_id",
+                                "grade": "small_model_id", "verify": "small_model_id",
+                                "clarify": "main_model_id", "generate": "main_model_id"}
+
 # Verify's note when the claims do not state what the question asks (fed back to generate).
 _OFF_QUESTION = "the claims do not state what the question asks about"
 
@@ -151,14 +156,29 @@ class LanguageModelProvider(ModelProvider):
 
     @classmethod
     def check_settings(cls, settings: ModelSettings, environ: Mapping[str, str]) -> list[SettingProblem]:
-        """A model name for each role; a service adds its own (see ModelProvider.check_settings)."""
+        """A model name for each role this provider serves; a service adds its own (see
+        ModelProvider.check_settings)."""
         problems = []
+        needed = {ROLE_MODELS[role] for role in cls.served_roles(settings)}
         for field, purpose in cls.model_purposes.items():
+            if field not in needed:
+                continue
             problem = cls.model_id_problem(getattr(settings, field))
             if problem:
                 problems.append(SettingProblem(field=field, problem=problem, purpose=purpose,
                                                parameter=cls.model_parameters.get(field)))
         return problems
+
+    @classmethod
+    def served_roles(cls, settings: ModelSettings) -> tuple[Role, ...]:
+        """The roles `settings` sends to this provider (ROLE_PROVIDERS, MODEL_PROVIDER); every role when
+        none is, since a provider asked about directly is asked as if it served them all."""
+        served = tuple(role for role in ROLES if settings.provider_for(role) == cls.name)
+        return served or ROLES
+
+    def model_for(self, role: Role) -> str:
+        """The configured model name `role` calls."""
+        return getattr(self.settings.models, ROLE_MODELS[role])
 
     @classmethod
     def model_id_problem(cls, model_id: str) -> str | None:
@@ -196,7 +216,7 @@ class LanguageModelProvider(ModelProvider):
             blocks.append(block("corpus_topics", request.corpus_topics[:MAX_TOPICS]))
         blocks.append(block("user_message", request.message))
         prompt = user_prompt(*blocks, task="Route the latest message (the one in <user_message>).")
-        decision = self._required("triage", self.small, wire.TriageDecision, system, prompt)
+        decision = self._required("triage", self.model_for("triage"), wire.TriageDecision, system, prompt)
         names = {intent.name for intent in policy.restricted_intents}
         category = None
         if decision.restricted:
@@ -241,7 +261,8 @@ class LanguageModelProvider(ModelProvider):
             *blocks,
             task=f"Write the standalone {corpus_name} search query for the message in <user_message>.",
         )
-        result = self._required("contextualize", self.small, wire.StandaloneQuery, system, prompt)
+        result = self._required("contextualize", self.model_for("contextualize"), wire.StandaloneQuery, system,
+                                prompt)
         query = " ".join(result.standalone_query.split())
         if not query:
             raise ModelOutputError("contextualize: the model returned an empty query")
@@ -256,7 +277,7 @@ class LanguageModelProvider(ModelProvider):
             block("evidence", _evidence(chunks)),
             task="Judge every chunk of <evidence> against the question in <query>, then give the verdict.",
         )
-        result = self._required("grade", self.small, wire.EvidenceGrade, system_prompt("grade"), prompt)
+        result = self._required("grade", self.model_for("grade"), wire.EvidenceGrade, system_prompt("grade"), prompt)
         judged = {j.chunk_id: j.relevant for j in result.chunks}
         relevance = [
             ChunkRelevance(
@@ -283,7 +304,7 @@ class LanguageModelProvider(ModelProvider):
             task="Write the clarifying question.",
         )
         system = system_prompt("clarify", request.language)
-        result = self._required("clarify", self.main, wire.ClarifyingQuestion, system, prompt)
+        result = self._required("clarify", self.model_for("clarify"), wire.ClarifyingQuestion, system, prompt)
         question = " ".join(result.question.split())
         if not question:
             raise ModelOutputError("clarify: the model returned an empty question")
@@ -307,7 +328,8 @@ class LanguageModelProvider(ModelProvider):
             blocks.append(block("previous_problems", request.feedback))
         prompt = user_prompt(*blocks, task="Answer the customer's question from <evidence> only.")
         system = system_prompt("generate", request.language, language_name=LANGUAGE_NAMES[request.language])
-        draft = self.caller.call("generate", self.main, wire.GroundedAnswer, system, prompt)
+        schema = wire.grounded_answer([chunk.chunk_id for chunk in request.chunks])
+        draft = self.caller.call("generate", self.model_for("generate"), schema, system, prompt)
         if draft is None or not draft.answered or not draft.answer.strip():
             # Refused, empty, or "the evidence does not answer": the graph hands the turn to a person.
             return GenerateResult(answer="", answered=False, confidence=0.0)
@@ -347,7 +369,7 @@ class LanguageModelProvider(ModelProvider):
         if request.question:
             blocks.insert(0, block("question", request.question))
         prompt = user_prompt(*blocks, task="Check every claim of <claims> against the chunks it cites.")
-        result = self._required("verify", self.small, wire.ClaimCheck, system_prompt("verify"), prompt)
+        result = self._required("verify", self.model_for("verify"), wire.ClaimCheck, system_prompt("verify"), prompt)
         verdicts = {v.claim: v.supported for v in result.verdicts}
         unsupported = [c.text for n, c in enumerate(claims, 1) if not verdicts.get(n, False)]
         extra = [s.strip() for s in result.unsupported_statements if s.strip()]
@@ -375,6 +397,6 @@ class LanguageModelProvider(ModelProvider):
         task = Template(_SMALLTALK_TASKS[request.route]).substitute(topic=topic)
         system = system_prompt("smalltalk", request.language, task=task, language_name=LANGUAGE_NAMES[request.language])
         prompt = user_prompt(block("user_message", request.message), task="Reply to the message.")
-        reply = self.caller.call("generate", self.main, wire.Reply, system, prompt)
+        reply = self.caller.call("generate", self.model_for("generate"), wire.Reply, system, prompt)
         text = " ".join(reply.reply.split()) if reply is not None else ""
         return GenerateResult(answer=text or _FALLBACK_REPLY[request.language], answered=True, confidence=1.0)

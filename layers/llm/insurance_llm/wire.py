@@ -7,9 +7,11 @@ support ratios). The class name is the tool name, field descriptions are the too
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model, model_validator
 
 
 class _Wire(BaseModel):
@@ -104,6 +106,65 @@ class GroundedAnswer(_Wire):
     )
     confidence: float = Field(ge=0.0, le=1.0, description="how fully the evidence answers the question")
 
+    @model_validator(mode="after")
+    def _cited_when_answered(self) -> GroundedAnswer:
+        # A schema cannot make `claims` required only when `answered` is true; the correction turn this
+        # error gets costs less than the draft the citation guard would reject after verify.
+        if self.answered and self.answer.strip() and not self.claims:
+            raise ValueError("an answer (answered true) needs its claims, each citing the chunk_ids of <evidence> "
+                             "that state it; with no chunk to cite, set answered to false")
+        return self
+
+
+def grounded_answer(chunk_ids: Sequence[str]) -> type[GroundedAnswer]:
+    """GroundedAnswer for one request's evidence: every chunk id it may cite (a claim's, an operand's)
+    is one of `chunk_ids`, in the schema the model is given (an enum: Bedrock's tool, OpenAI's strict
+    json_schema and a forced function alike) and in the validation of its answer, whose error names
+    the ids for the correction turn. Same name, so that the tool name is the role's."""
+    return _grounded_answer(tuple(dict.fromkeys(chunk_ids)))
+
+
+def _require_claims(schema: dict[str, Any]) -> None:
+    # Required on the wire, optional in validation: a model held to the schema by a grammar leaves out
+    # a key it may omit (the reader, Qwen2.5-Coder-1.5B, wrote answered drafts without `claims`), while
+    # a declined draft that omits it is still a valid answer.
+    required = schema.setdefault("required", [])
+    if "claims" not in required:
+        required.append("claims")
+
+
+class _CitedAnswer(GroundedAnswer):
+    model_config = ConfigDict(json_schema_extra=_require_claims)
+
+
+def _one_of(values: tuple[str, ...]) -> Any:
+    """One of `values`, as an enum even for one value (pydantic writes `const` then, which not every
+    server's schema-to-grammar conversion takes)."""
+    return Annotated[Literal[values], WithJsonSchema({"type": "string", "enum": list(values)})]
+
+
+@lru_cache(maxsize=64)
+def _grounded_answer(chunk_ids: tuple[str, ...]) -> type[GroundedAnswer]:
+    if not chunk_ids:
+        return GroundedAnswer
+    cited = _one_of(chunk_ids)
+    claim = create_model(
+        "AnswerClaim", __base__=AnswerClaim,
+        chunk_ids=(list[cited], Field(min_length=1, description=AnswerClaim.model_fields["chunk_ids"].description)))
+    operand = create_model(
+        "Operand", __base__=Operand,
+        chunk_id=(_one_of((*chunk_ids, "message")) | None,
+                  Field(default=None, description=Operand.model_fields["chunk_id"].description)))
+    calculation = create_model(
+        "CalculationRequest", __base__=CalculationRequest,
+        operands=(list[operand], Field(min_length=1, max_length=10)))
+    fields = GroundedAnswer.model_fields
+    model = create_model(
+        "GroundedAnswer", __base__=_CitedAnswer, __doc__=GroundedAnswer.__doc__,
+        claims=(list[claim], Field(default_factory=list, description=fields["claims"].description)),
+        calculations=(list[calculation], Field(default_factory=list, description=fields["calculations"].description)))
+    return model
+
 
 class Reply(_Wire):
     """Record the reply to a message that needs no documents."""
@@ -127,3 +188,9 @@ class ClaimCheck(_Wire):
         default=True,
         description="false when the claims, however well supported, do not state what <question> asks about",
     )
+
+
+class StructuredOutputCheck(_Wire):
+    """Confirm that this structured answer arrives."""
+
+    ok: bool = Field(description="true")

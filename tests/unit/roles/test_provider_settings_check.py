@@ -91,3 +91,20 @@ def test_each_settings_name_is_the_one_template_yaml_sets():
         for field, name in provider.model_parameters.items():
             values = parameter_defaults(template) | extra | {"ModelProvider": provider.name, name: "the-model"}
             assert resolve(template, values, env[variable(field)]) == "the-model", (provider.name, field)
+
+
+@pytest.mark.parametrize(("roles", "needed"), [
+    ("generate:openai,clarify:openai", {"MAIN_MODEL_ID"}),
+    ("generate:openai,verify:openai", {"SMALL_MODEL_ID", "MAIN_MODEL_ID"}),
+    ("triage:openai,grade:openai", {"SMALL_MODEL_ID"}),
+])
+def test_a_provider_serving_some_roles_needs_only_the_model_names_of_those_roles(roles, needed):
+    # The offline default serves the others: the model names are the openai server's alone.
+    environ = {"OPENAI_BASE_URL": OPENAI["OPENAI_BASE_URL"], "ROLE_PROVIDERS": roles}
+    problems = _problems(environ)
+    assert set(problems) == needed
+    if "MAIN_MODEL_ID" in needed:
+        assert "OpenAIMainModel" in problems["MAIN_MODEL_ID"] and "generate" in problems["MAIN_MODEL_ID"]
+    assert _problems(environ | {"SMALL_MODEL_ID": "small", "MAIN_MODEL_ID": "main"}) == {}
+    # Every role on the provider (MODEL_PROVIDER): both names, whatever the map says of some.
+    assert set(_problems(environ | {"MODEL_PROVIDER": "openai"})) == {"SMALL_MODEL_ID", "MAIN_MODEL_ID"}

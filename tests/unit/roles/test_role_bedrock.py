@@ -579,3 +579,69 @@ def test_verify_and_grade_prompts_carry_the_same_rules(bedrock, body_chunk):
     )
     bedrock.provider().grade(GradeRequest(query="فرانشیز ماشین", chunks=[body_chunk]))
     assert "judge by meaning, not by shared words" in system_text(bedrock.last)
+
+
+def _citable(schema: dict) -> dict[str, list]:
+    """The ids each chunk-id field of a tool's JSON schema allows ({"chunk_ids": [...], "chunk_id": [...]})."""
+    defs = schema.get("$defs") or schema.get("definitions") or {}
+    found: dict[str, list] = {}
+
+    def walk(node, name=None):
+        if isinstance(node, dict):
+            if "$ref" in node:
+                walk(defs[node["$ref"].rsplit("/", 1)[-1]], name)
+            if name in ("chunk_ids", "chunk_id") and "enum" in node:
+                found.setdefault(name, []).extend(node["enum"])
+            for key, value in node.items():
+                if key == "properties":
+                    for field, sub in value.items():
+                        walk(sub, field)
+                elif key in ("items", "anyOf", "oneOf", "allOf"):
+                    walk(value, name)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, name)
+
+    walk(schema)
+    return found
+
+
+def test_the_draft_can_cite_only_the_requests_chunks(bedrock, body_chunk, third_party_chunk):
+    sentence = "فرانشیز خسارت اول در بیمه بدنه ۱۰ درصد مبلغ خسارت است."
+    bedrock.tool("GroundedAnswer", {"answered": True, "answer": sentence,
+                                    "claims": [{"text": sentence, "chunk_ids": ["body-9"]}], "confidence": 0.9})
+    bedrock.tool("GroundedAnswer", {"answered": True, "answer": sentence,
+                                    "claims": [{"text": sentence, "chunk_ids": ["body-1"]}], "confidence": 0.9})
+    request = GenerateRequest(route=Intent.KNOWLEDGE, message="فرانشیز؟", query="فرانشیز بیمه بدنه",
+                              chunks=[body_chunk, third_party_chunk])
+    result = bedrock.provider().generate(request)
+    first, second = bedrock.requests
+    schema = tool_spec(first)["inputSchema"]["json"]
+    assert _citable(schema) == {"chunk_ids": ["body-1", "tp-1"], "chunk_id": ["body-1", "tp-1", "message"]}
+    assert "claims" in schema["required"]  # a model held by a grammar writes what is required
+    # The unknown id goes back with the ids it may take; the corrected draft is the result.
+    assert "body-9" in texts(second) and "'body-1' or 'tp-1'" in texts(second)
+    assert result.citations == ["body-1"]
+    # A declined draft may still leave the claims out.
+    bedrock.tool("GroundedAnswer", {"answered": False, "answer": "", "confidence": 0.0})
+    assert not bedrock.provider().generate(request).answered
+    # Another request's evidence, another schema: the tool is still GroundedAnswer.
+    bedrock.tool("GroundedAnswer", {"answered": False, "answer": "", "claims": [], "confidence": 0.0})
+    assert not bedrock.provider().generate(request.model_copy(update={"chunks": [third_party_chunk]})).answered
+    assert tool_spec(bedrock.last)["name"] == "GroundedAnswer"
+    assert _citable(tool_spec(bedrock.last)["inputSchema"]["json"])["chunk_ids"] == ["tp-1"]
+
+
+def test_an_answered_draft_without_a_citation_gets_a_correction(bedrock, body_chunk):
+    sentence = "فرانشیز خسارت اول در بیمه بدنه ۱۰ درصد مبلغ خسارت است."
+    bedrock.tool("GroundedAnswer", {"answered": True, "answer": sentence, "claims": [], "confidence": 0.9})
+    bedrock.tool("GroundedAnswer", {"answered": True, "answer": sentence,
+                                    "claims": [{"text": sentence, "chunk_ids": ["body-1"]}], "confidence": 0.9})
+    request = GenerateRequest(route=Intent.KNOWLEDGE, message="فرانشیز؟", query="فرانشیز", chunks=[body_chunk])
+    result = bedrock.provider().generate(request)
+    assert "needs its claims" in texts(bedrock.last) and result.citations == ["body-1"]
+    # Twice uncited: the model's output does not fit, and the graph hands the turn over.
+    for _ in range(2):
+        bedrock.tool("GroundedAnswer", {"answered": True, "answer": sentence, "confidence": 0.9})
+    with pytest.raises(ModelOutputError):
+        bedrock.provider().generate(request)

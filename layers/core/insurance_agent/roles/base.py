@@ -71,6 +71,14 @@ class ModelProvider(ABC):
         cold start and by the `agent` commands before any turn; must not call the model service."""
         return []
 
+    @classmethod
+    def check_service(cls, settings: ModelSettings, roles: tuple[Role, ...], seconds: float) -> list[SettingProblem]:
+        """What the model service says of `settings` for `roles` (settings check_settings passed): a
+        setting the service definitely refuses, such as a structured-output mode it rejects. Asks the
+        service, in tiny requests, within `seconds` in all; no answer (a timeout, no connection, a server
+        that fails every request) is no problem, since turns report those themselves. None by default."""
+        return []
+
     # -- what a provider may decide without a model call (the contextualize node asks these first) --
 
     def first_turn_query(self, message: str) -> str | None:
@@ -152,6 +160,52 @@ def role_problems(settings: ModelSettings | None = None, environ: Mapping[str, s
         roles = (current_role(),) if current_role() else ROLES
     found = {name: provider_class(name).check_settings(settings, environ) for name in settings.providers_used(roles)}
     return {name: problems for name, problems in found.items() if problems}
+
+
+#: A model function's cold start asks its model service within this (Lambda's Init has 10 s in all).
+COLD_START_SERVICE_SECONDS = 4.0
+
+
+def service_problems(settings: ModelSettings | None = None, roles: tuple[str, ...] | None = None,
+                     seconds: float = COLD_START_SERVICE_SECONDS) -> dict[str, list[SettingProblem]]:
+    """Each provider's check of its service (ModelProvider.check_service) for the roles of `roles` it
+    serves (default as in role_problems), within `seconds` each. {provider: problems} of the providers
+    that have any. A check that fails itself finds nothing: it must never stop a working function."""
+    from insurance_agent.observability import logger
+
+    settings = settings or get_settings().models
+    if roles is None:
+        roles = (current_role(),) if current_role() else ROLES
+    found = {}
+    for name in settings.providers_used(roles):
+        served = tuple(role for role in roles if settings.provider_for(role) == name)
+        try:
+            problems = provider_class(name).check_service(settings, served, seconds)
+        except Exception as error:  # noqa: BLE001 - see above
+            logger.warning("the model service check failed", extra={"provider": name, "error": repr(error)})
+            continue
+        if problems:
+            found[name] = problems
+    return found
+
+
+def check_model_function() -> None:
+    """A model function's cold start (lambda_entry.node_handler): check_model_settings, then, in the
+    Lambda runtime, what the model service says of them (service_problems), within
+    COLD_START_SERVICE_SECONDS: a definite refusal is a ConfigurationError like a missing setting.
+    Only in the Lambda runtime: the local stack runs the functions inside an `agent` command, whose
+    preflight (agent_local/preflight.py) has asked the service already."""
+    check_model_settings()
+    if os.environ.get("AWS_LAMBDA_RUNTIME_API"):
+        found = service_problems()
+        if found:
+            raise ConfigurationError("; ".join(describe_service_problems(name, problems)
+                                               for name, problems in found.items()))
+
+
+def describe_service_problems(provider: str, problems: list[SettingProblem]) -> str:
+    return f"model provider {provider!r} does not work with its server as configured: " + "; ".join(
+        str(p) for p in problems)
 
 
 def check_role_map(role_providers: Mapping[str, str]) -> None:

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -102,3 +103,73 @@ class ChatCompletionsCaller(RetryingCaller):
         # server need not take tool-result messages at all. The forced tool choice still applies.
         said = json.dumps({"name": raw.tool_calls[0]["name"], "arguments": raw.tool_calls[0]["args"]}, ensure_ascii=False)
         return [AIMessage(content=said), HumanMessage(content=correction_text(problem, schema))]
+
+
+# -- whether the server takes the configured structured output (OpenAIProvider.check_service) ---------
+
+#: The structured-output modes, and words a server's error about one uses when it names the cause.
+MODES = ("json_schema", "function_calling")
+_MODE_WORDS = {"json_schema": ("response_format", "json_schema"), "function_calling": ("tool_choice", "tools")}
+# The probe's answer is a few tokens; the bound only keeps a model that rambles from holding the server.
+PROBE_MAX_TOKENS = 32
+
+
+@dataclass(frozen=True)
+class ModeAnswer:
+    """The server's answer to one structured request: "accepted" (it answered, whatever the model
+    wrote), "rejected" (an HTTP error, with its status and body), or "unknown" (no answer in time, no
+    connection, or a failure before the request was sent)."""
+
+    outcome: str
+    status: int | None = None
+    body: str = ""
+
+    def names(self, mode: str) -> bool:
+        """Whether the error body names `mode`'s part of the request."""
+        return any(word in self.body.lower() for word in _MODE_WORDS[mode])
+
+
+def _probe_messages() -> list[Any]:
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    return [SystemMessage(content="Answer with the structured output only."),
+            HumanMessage(content="Set ok to true.")]
+
+
+def _probe_caller(settings: ModelSettings, mode: str, seconds: float) -> ChatCompletionsCaller:
+    return ChatCompletionsCaller(settings.model_copy(update={
+        "openai_structured_output": mode, "max_output_tokens": PROBE_MAX_TOKENS,
+        "timeout_seconds": max(0.1, seconds), "max_attempts": 1}))
+
+
+def ask_structured(settings: ModelSettings, model_id: str, mode: str, seconds: float) -> ModeAnswer:
+    """One tiny structured request to `model_id` in `mode` through the client the roles use, so that
+    the request has the shape a turn's has (strict json_schema, or a forced tool call)."""
+    import openai
+    from langchain_core.exceptions import OutputParserException
+    from pydantic import ValidationError
+
+    from insurance_llm.wire import StructuredOutputCheck
+
+    caller = _probe_caller(settings, mode, seconds)
+    try:
+        caller.structured(model_id, StructuredOutputCheck).invoke(_probe_messages())
+    except openai.APIStatusError as error:
+        return ModeAnswer("rejected", error.status_code, f"{error.message} {json.dumps(error.body, default=str)}")
+    except (ValidationError, OutputParserException, ValueError, openai.LengthFinishReasonError,
+            openai.ContentFilterFinishReasonError, openai.APIResponseValidationError):
+        # An answer came back that does not fit the tiny schema: the server took the request.
+        return ModeAnswer("accepted")
+    except Exception:  # noqa: BLE001 - a timeout, no connection, a key that cannot be read: no answer
+        return ModeAnswer("unknown")
+    return ModeAnswer("accepted")
+
+
+def ask_plain(settings: ModelSettings, model_id: str, seconds: float) -> bool:
+    """Whether the server answers the same request without structured output."""
+    try:
+        _probe_caller(settings, settings.openai_structured_output, seconds).chat_model(model_id).invoke(
+            _probe_messages())
+    except Exception:  # noqa: BLE001 - any failure: the server does not answer even a plain request
+        return False
+    return True
