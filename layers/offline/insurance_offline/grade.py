@@ -19,9 +19,10 @@ words do not (a passage on the topic may state another condition). So unless the
 to one passage by structure (`GradeRequest.pinned`, policy/provisions.py), two or more relevant
 the relevant passages (one or more) make the verdict ambiguous: "which of these is your case?" (or "is
 this your case?"), and a question pinned to passages of several documents is ambiguous between them. The user's own policy
-records (account turns) are looked up by field, so those turns keep the verdicts above. With
-`quoting=True` (the wire stand-ins' drafter, which quotes by shared words) the verdicts above hold
-for every turn.
+records (account turns) are looked up by field, so those turns keep the verdicts above. When generate
+runs on a provider that reads (`GradeRequest.drafter_reads`, a RoleProviders map), or with
+`quoting=True` (the wire stand-ins' drafter, which quotes by shared words), the verdicts above hold
+for every turn: the drafter judges the passages itself.
 """
 
 from __future__ import annotations
@@ -67,13 +68,14 @@ class LocalGrader:
         if not chunks:
             return GradeResult(verdict=GradeVerdict.INSUFFICIENT, relevance=[])
         pinned = list(dict.fromkeys(cid for cid in request.pinned if cid in {c.chunk_id for c in chunks}))
-        if pinned and not self.quoting:
+        offers = not self.quoting and not request.drafter_reads
+        if pinned and offers:
             judged = [ChunkRelevance(chunk_id=cid, relevant=True, score=1.0) for cid in pinned]
             if len(pinned) == 1:
                 return GradeResult(verdict=GradeVerdict.SUFFICIENT, relevance=judged)
             return GradeResult(verdict=GradeVerdict.AMBIGUOUS, relevance=judged, choose="passages")
         result = self._by_words(request, chunks)
-        if self.quoting or result.verdict == GradeVerdict.INSUFFICIENT or any(map(is_account_evidence, chunks)):
+        if not offers or result.verdict == GradeVerdict.INSUFFICIENT or any(map(is_account_evidence, chunks)):
             return result
         if any(judged.relevant for judged in result.relevance):
             return GradeResult(verdict=GradeVerdict.AMBIGUOUS, relevance=result.relevance, choose="passages")

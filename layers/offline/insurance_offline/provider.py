@@ -54,7 +54,6 @@ class OfflineProvider(ModelProvider):
         verifier: LocalVerifier | None = None,
         quoting: bool = False,
     ) -> None:
-        self.reads = quoting
         self._triage = triager or LocalTriager()
         self._contextualize = contextualizer or LocalContextualizer()
         self._grade = grader or LocalGrader(quoting=quoting)

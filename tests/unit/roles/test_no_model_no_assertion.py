@@ -70,3 +70,21 @@ def test_one_passage_is_offered_as_is_this_your_case():
     assert fa.question.startswith("این بخش از مدارک ما به پرسش شما مربوط است. آیا مورد شما همین است؟")
     assert en.question.startswith("This passage of our documents relates to your question. Is it your case?")
     assert option.label in fa.question and "1. " + option.label in en.question
+
+
+def test_an_offline_grade_beside_a_drafter_that_reads_gives_its_verdict(chunk_factory, monkeypatch):
+    from insurance_agent.config import get_settings
+    from insurance_agent.roles.base import drafter_reads
+
+    chunk = chunk_factory("body-2", "f-body", "بیمه بدنه خودرو", "مهلت اعلام خسارت بدنه پنج روز کاری است.", 0.9)
+    # RoleProviders=generate:openai: the reader judges the passage, so grade says sufficient as usual
+    graded = OfflineProvider().grade(GradeRequest(query=QUESTION, chunks=[chunk], drafter_reads=True))
+    assert graded.verdict == GradeVerdict.SUFFICIENT and graded.choose == "documents"
+    assert not drafter_reads()  # the embedded default drafts offline
+    monkeypatch.setenv("ROLE_PROVIDERS", "generate:openai")
+    get_settings.cache_clear()
+    try:
+        assert drafter_reads()
+    finally:
+        monkeypatch.delenv("ROLE_PROVIDERS")
+        get_settings.cache_clear()

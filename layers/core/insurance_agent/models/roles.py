@@ -131,6 +131,9 @@ class GradeRequest(_RoleModel):
     chunks: list[RetrievedChunk]
     #: the passages the question is pinned to by structure, not by words (policy/provisions.py)
     pinned: list[str] = Field(default_factory=list)
+    #: whether generate's provider reads the evidence (roles/base.py CANNOT_READ): for one that cannot,
+    #: a grader that cannot read either offers the passages to choose from. Unknown: it cannot.
+    drafter_reads: bool = False
 
 
 class GradeResult(_RoleModel):

@@ -5,6 +5,7 @@ policy/decisive.py: far ahead of every other document and lexically covering the
 The passages the question is pinned to by structure (policy/provisions.py: the user's pick of a
 passage, or a provision named by number) go to the provider and, with the verdict, to generate. An
 ambiguous verdict asks the user to choose between documents, or between the passages found relevant.
+When the drafter (generate's provider) cannot read, no shortcut sends it a question pinned to nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from insurance_agent.policy.decisive import decisive_top_hit
 from insurance_agent.models.turn import ClarifyOption
 from insurance_agent.policy.options import clarify_options, passage_options
 from insurance_agent.policy.provisions import pinned_chunks
-from insurance_agent.roles.base import get_provider
+from insurance_agent.roles.base import drafter_reads, get_provider
 
 
 def run(state: TurnState) -> TurnState:
@@ -28,18 +29,18 @@ def run(state: TurnState) -> TurnState:
     chunks = stored.chunks
     query = stored.query
     pinned = pinned_chunks(query, chunks, stored.scope)
+    reads = drafter_reads()
     choose = "documents"
     if not chunks:
         verdict = GradeVerdict.INSUFFICIENT  # nothing to judge: no model call needed
         relevance = []
-    elif not pinned and get_provider().reads and decisive_top_hit(
-            query, chunks, get_settings().policy.grade_decisive_margin):
+    elif not pinned and reads and decisive_top_hit(query, chunks, get_settings().policy.grade_decisive_margin):
         verdict = GradeVerdict.SUFFICIENT
         top = max(chunks, key=lambda chunk: chunk.score)
         relevance = [ChunkRelevance(chunk_id=top.chunk_id, relevant=True, score=1.0)]
         metrics.add_metric(name="GradeShortcut", unit="Count", value=1)
     else:
-        result = get_provider().grade(GradeRequest(query=query, chunks=chunks, pinned=pinned))
+        result = get_provider().grade(GradeRequest(query=query, chunks=chunks, pinned=pinned, drafter_reads=reads))
         state.counters.llm_calls += 1
         verdict, relevance, choose = result.verdict, result.relevance, result.choose
     options = _options(verdict, choose, chunks, relevance, state.language)

@@ -41,10 +41,6 @@ class ModelProvider(ABC):
     name: str = "abstract"
     #: How policy and the corpus scope compare words with this provider (insurance_agent/analysis.py).
     terms: Terms = PLAIN_TERMS
-    #: Whether its grade and generate read the evidence. One that does not (the offline provider) may
-    #: answer only from a passage the question is pinned to (policy/provisions.py), so no shortcut may
-    #: send it a question without one.
-    reads: bool = True
 
     @abstractmethod
     def triage(self, request: TriageRequest) -> TriageResult: ...
@@ -104,6 +100,16 @@ PROVIDERS: dict[str, str] = {
     "bedrock": "insurance_llm.bedrock:BedrockProvider",
     "openai": "insurance_llm.openai:OpenAIProvider",
 }
+
+
+#: The providers whose generate cannot read the evidence: they answer only from a passage the question
+#: is pinned to (policy/provisions.py). Known by name, so that a function without their layer knows it.
+CANNOT_READ = frozenset({"offline"})
+
+
+def drafter_reads(settings: ModelSettings | None = None) -> bool:
+    """Whether the provider that drafts answers (the generate role's) reads the evidence."""
+    return (settings or get_settings().models).provider_for("generate") not in CANNOT_READ
 
 
 @lru_cache(maxsize=8)
