@@ -68,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     questions = load_questions(args.questions or args.data / "questions.json").half(args.half)
     if args.limit:
         questions = type(questions)(items=questions.items[: args.limit])
+    if not questions.items:
+        print(f"no item of the question file is in the {(args.half or '').upper()} half", file=sys.stderr)
+        return 2
     with OpenAIEndpoint([("127.0.0.1", 0)], upstream=args.upstream, relay_tools=RELAYED) as endpoint:
         overrides = {"ModelProvider": "openai", "OpenAIBaseUrl": endpoint.url, "OpenAISmallModel": args.model,
                      "OpenAIMainModel": args.model, "OpenAIStructuredOutput": args.structured_output,

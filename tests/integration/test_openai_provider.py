@@ -17,6 +17,7 @@ from insurance_agent.config import ModelSettings, Settings
 from insurance_agent.errors import ModelOutputError, ModelRefusedError, TransientError
 from insurance_agent.models.roles import Intent, TriageRequest
 from insurance_llm.openai import OpenAIProvider
+from schema_enums import schema_enums
 
 GOOD = {"intent": "chitchat", "restricted": False, "frustration": False}
 
@@ -126,27 +127,7 @@ def test_a_relay_limited_to_some_roles_answers_the_others_itself():
 
 def _enums(schema: dict, field: str) -> list[list]:
     """Every enum a field named `field` takes anywhere in a JSON schema ($refs followed)."""
-    defs = schema.get("$defs") or schema.get("definitions") or {}
-    found = []
-
-    def walk(node, name=None):
-        if isinstance(node, dict):
-            if "$ref" in node:
-                walk(defs[node["$ref"].rsplit("/", 1)[-1]], name)
-            if name == field and "enum" in node:
-                found.append(node["enum"])
-            for key, value in node.items():
-                if key == "properties":
-                    for sub_name, sub in value.items():
-                        walk(sub, sub_name)
-                elif key in ("items", "anyOf", "oneOf", "allOf"):
-                    walk(value, name)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item, name)
-
-    walk(schema)
-    return found
+    return schema_enums(schema, (field,)).get(field, [])
 
 
 def _wire_schema(request: dict) -> dict:

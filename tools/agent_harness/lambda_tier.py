@@ -427,9 +427,14 @@ def invoke_events(stack, provider: str, model: str = "",  # noqa: ANN001 - Local
     """`sam local invoke` of every function on its events/ file; one row per function."""
     from insurance_agent.models.state import TurnState
 
+    from agent_local.record_events import BEFORE
+
     options = _sam_local_options(stack, provider, model, role_providers)
     functions = _functions()
     rows = []
+    # The knowledge chain is a pick of a passage: the question that offered it runs first (in-process).
+    for turn in BEFORE:
+        stack.run_turn(json.loads((REPO_ROOT / "events" / "turns" / f"{turn}.json").read_text(encoding="utf-8")))
     order = CHAIN + list(BRANCHES)
     for folder in order:
         if folder in BRANCHES:

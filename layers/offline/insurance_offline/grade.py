@@ -16,13 +16,14 @@ score floor is optional: with `min_score=None` only lexical coverage decides suf
 
 Without a model nothing can tell which of several relevant passages answers the question: shared
 words do not (a passage on the topic may state another condition). So unless the question is pinned
-to one passage by structure (`GradeRequest.pinned`, policy/provisions.py), two or more relevant
-the relevant passages (one or more) make the verdict ambiguous: "which of these is your case?" (or "is
-this your case?"), and a question pinned to passages of several documents is ambiguous between them. The user's own policy
-records (account turns) are looked up by field, so those turns keep the verdicts above. When generate
-runs on a provider that reads (`GradeRequest.drafter_reads`, a RoleProviders map), or with
-`quoting=True` (the wire stand-ins' drafter, which quotes by shared words), the verdicts above hold
-for every turn: the drafter judges the passages itself.
+to one passage by structure (`GradeRequest.pinned`, policy/provisions.py), the verdict is ambiguous
+between passages: those stating a provision the question names by number without naming its document
+(`GradeRequest.numbered`), else the relevant ones ("which of these is your case?", or "is this your
+case?" for one). A question pinned to passages of several documents is ambiguous between them. The
+user's own policy records (account turns) are looked up by field, so those turns keep the verdicts
+above. When generate runs on a provider that reads (`GradeRequest.drafter_reads`, a RoleProviders
+map), or with `quoting=True` (the wire stand-ins' drafter, which quotes by shared words), the verdicts
+above hold for every turn: the drafter judges the passages itself.
 """
 
 from __future__ import annotations
@@ -73,6 +74,11 @@ class LocalGrader:
             judged = [ChunkRelevance(chunk_id=cid, relevant=True, score=1.0) for cid in pinned]
             if len(pinned) == 1:
                 return GradeResult(verdict=GradeVerdict.SUFFICIENT, relevance=judged)
+            return GradeResult(verdict=GradeVerdict.AMBIGUOUS, relevance=judged, choose="passages")
+        numbered = [cid for cid in dict.fromkeys(request.numbered) if cid in {c.chunk_id for c in chunks}]
+        if numbered and offers:
+            # «ماده ۳۶» without the law's name: the passages stating it are offered, to be confirmed
+            judged = [ChunkRelevance(chunk_id=cid, relevant=True, score=1.0) for cid in numbered]
             return GradeResult(verdict=GradeVerdict.AMBIGUOUS, relevance=judged, choose="passages")
         result = self._by_words(request, chunks)
         if not offers or result.verdict == GradeVerdict.INSUFFICIENT or any(map(is_account_evidence, chunks)):

@@ -68,7 +68,7 @@ def print_tables(summary: dict[str, Any], console: Any = None) -> None:
             reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(k["reasons"].items())) or "-"
             table.add_row(kind, str(k["replies"]), str(k["correct"]), str(k["wrong"]), str(k["declined"]), reasons,
                           rejections(k), f"{k['llm_calls_per_turn']:.2f}", _seconds(k["latency_p50_ms"]),
-                          _seconds(k["latency_p95_ms"]), end_section=kind == rows[-2][0])
+                          _seconds(k["latency_p95_ms"]), end_section=len(rows) > 1 and kind == rows[-2][0])
         console.print(table)
     errors = summary["all"]["system_errors"]
     if errors:

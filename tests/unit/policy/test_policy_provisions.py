@@ -3,7 +3,7 @@
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.scope import Scope
 from insurance_agent.policy.options import passage_options
-from insurance_agent.policy.provisions import pinned_chunks, provision_label, references, stated
+from insurance_agent.policy.provisions import numbered_chunks, pinned_chunks, provision_label, references, stated
 
 
 def passage(chunk_id, file_id, text, score=0.5, title="قانون بیمه", heading=None):
@@ -33,10 +33,16 @@ def test_shared_words_never_pin_a_question():
     assert pinned_chunks("مهلت پرداخت حق بیمه چند روز است؟", [LAW, OTHER, PROSE]) == []
 
 
-def test_a_number_pins_the_passages_stating_it_and_a_pick_pins_the_picked_one():
-    assert pinned_chunks("تبصره ۱ درباره مهلت چه می‌گوید؟", [LAW, OTHER, PROSE]) == ["law-3"]
+def test_a_number_with_its_document_pins_the_passage_stating_it_and_a_pick_pins_the_picked_one():
+    assert pinned_chunks("تبصره ۱ قانون بیمه درباره مهلت چه می‌گوید؟", [LAW, OTHER, PROSE]) == ["law-3"]
+    # the number alone pins nothing: the passages stating it are offered to be confirmed
+    assert pinned_chunks("تبصره ۱ درباره مهلت چه می‌گوید؟", [LAW, OTHER, PROSE]) == []
+    assert numbered_chunks("تبصره ۱ درباره مهلت چه می‌گوید؟", [LAW, OTHER, PROSE]) == ["law-3"]
     # the same article number in two documents: two passages, a choice, not a pin to one
-    assert pinned_chunks("ماده ۱۲ چه می‌گوید؟", [LAW, OTHER, PROSE]) == ["law-3", "fund-2"]
+    assert numbered_chunks("ماده ۱۲ چه می‌گوید؟", [LAW, OTHER, PROSE]) == ["law-3", "fund-2"]
+    # article 12 of the fund's statute asked, and only the law's article 12 retrieved: no pin
+    assert pinned_chunks("ماده ۱۲ اساسنامه صندوق چه می‌گوید؟", [LAW, PROSE]) == []
+    assert pinned_chunks("ماده ۱۲ اساسنامه صندوق چه می‌گوید؟", [LAW, OTHER]) == ["fund-2"]
     assert pinned_chunks("ماده ۱۲ چه می‌گوید؟", [LAW, OTHER], Scope(chunk_id="fund-2")) == ["fund-2"]
     # a pick of a passage retrieval did not return this turn pins nothing
     assert pinned_chunks("هر چیزی", [LAW], Scope(chunk_id="gone-9")) == []

@@ -88,3 +88,11 @@ def test_an_offline_grade_beside_a_drafter_that_reads_gives_its_verdict(chunk_fa
     finally:
         monkeypatch.delenv("ROLE_PROVIDERS")
         get_settings.cache_clear()
+
+
+def test_a_numbered_provision_of_an_unnamed_document_is_offered_to_be_confirmed(chunk_factory):
+    law = chunk_factory("law-3", "law", "قانون بیمه", "ماده ۱۲- بیمه‌گذار باید حق بیمه را بپردازد.", 0.6)
+    other = chunk_factory("law-4", "law", "قانون بیمه", "ماده ۱۳- بیمه‌گر باید خسارت را بپردازد.", 0.7)
+    graded = OfflineProvider().grade(GradeRequest(query="ماده ۱۲ چه می‌گوید؟", chunks=[law, other], numbered=["law-3"]))
+    assert graded.verdict == GradeVerdict.AMBIGUOUS and graded.choose == "passages"
+    assert [(j.chunk_id, j.relevant) for j in graded.relevance] == [("law-3", True)]  # only the numbered one

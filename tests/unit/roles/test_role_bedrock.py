@@ -28,6 +28,7 @@ from insurance_agent.models.scope import Scope
 from insurance_agent.models.turn import ClarifyOption
 from insurance_agent.policy.guards import check_draft
 from insurance_agent.policy.money import apply_calculations
+from schema_enums import schema_enums
 
 
 @pytest.fixture
@@ -583,27 +584,8 @@ def test_verify_and_grade_prompts_carry_the_same_rules(bedrock, body_chunk):
 
 def _citable(schema: dict) -> dict[str, list]:
     """The ids each chunk-id field of a tool's JSON schema allows ({"chunk_ids": [...], "chunk_id": [...]})."""
-    defs = schema.get("$defs") or schema.get("definitions") or {}
-    found: dict[str, list] = {}
-
-    def walk(node, name=None):
-        if isinstance(node, dict):
-            if "$ref" in node:
-                walk(defs[node["$ref"].rsplit("/", 1)[-1]], name)
-            if name in ("chunk_ids", "chunk_id") and "enum" in node:
-                found.setdefault(name, []).extend(node["enum"])
-            for key, value in node.items():
-                if key == "properties":
-                    for field, sub in value.items():
-                        walk(sub, field)
-                elif key in ("items", "anyOf", "oneOf", "allOf"):
-                    walk(value, name)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item, name)
-
-    walk(schema)
-    return found
+    return {field: [i for enum in enums for i in enum]
+            for field, enums in schema_enums(schema, ("chunk_ids", "chunk_id")).items()}
 
 
 def test_the_draft_can_cite_only_the_requests_chunks(bedrock, body_chunk, third_party_chunk):

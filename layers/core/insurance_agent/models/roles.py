@@ -131,6 +131,8 @@ class GradeRequest(_RoleModel):
     chunks: list[RetrievedChunk]
     #: the passages the question is pinned to by structure, not by words (policy/provisions.py)
     pinned: list[str] = Field(default_factory=list)
+    #: the passages stating a provision the question names by number, its document unnamed: offered
+    numbered: list[str] = Field(default_factory=list)
     #: whether generate's provider reads the evidence (roles/base.py CANNOT_READ): for one that cannot,
     #: a grader that cannot read either offers the passages to choose from. Unknown: it cannot.
     drafter_reads: bool = False

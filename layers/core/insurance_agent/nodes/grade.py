@@ -20,7 +20,7 @@ from insurance_agent.observability import emit, metrics
 from insurance_agent.policy.decisive import decisive_top_hit
 from insurance_agent.models.turn import ClarifyOption
 from insurance_agent.policy.options import clarify_options, passage_options
-from insurance_agent.policy.provisions import pinned_chunks
+from insurance_agent.policy.provisions import numbered_chunks, pinned_chunks
 from insurance_agent.roles.base import drafter_reads, get_provider
 
 
@@ -40,7 +40,8 @@ def run(state: TurnState) -> TurnState:
         relevance = [ChunkRelevance(chunk_id=top.chunk_id, relevant=True, score=1.0)]
         metrics.add_metric(name="GradeShortcut", unit="Count", value=1)
     else:
-        result = get_provider().grade(GradeRequest(query=query, chunks=chunks, pinned=pinned, drafter_reads=reads))
+        result = get_provider().grade(GradeRequest(query=query, chunks=chunks, pinned=pinned, drafter_reads=reads,
+                                                   numbered=[] if pinned else numbered_chunks(query, chunks)))
         state.counters.llm_calls += 1
         verdict, relevance, choose = result.verdict, result.relevance, result.choose
     options = _options(verdict, choose, chunks, relevance, state.language)

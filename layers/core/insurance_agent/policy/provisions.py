@@ -6,11 +6,13 @@ the question to that passage:
 
 - the user picked it: a clarifying question offered retrieved passages (options with a `chunk_id`)
   and the user chose one, so retrieval was scoped to it (`Scope.chunk_id`);
-- the question names it by number («ماده ۱۲», «تبصره ۲», "article 12") and a retrieved passage states
-  that provision (a paragraph or its heading opens with the same number).
+- the question names it by number («ماده ۱۲», «تبصره ۲», "article 12") and its document by title
+  («قانون بیمه»), and a retrieved passage of that document states that provision (a paragraph or its
+  heading opens with the same number).
 
-The same number in several retrieved documents is not a pin to one of them: those passages are
-offered to choose between. Deterministic and shared by every provider.
+A number without the document's name pins nothing (the same article of another law may be all that
+was retrieved): the passages stating it are offered, to be confirmed (`numbered_chunks`), as are
+those of several documents named at once. Deterministic and shared by every provider.
 """
 
 from __future__ import annotations
@@ -60,14 +62,29 @@ def pinned_chunks(query: str, chunks: Sequence[RetrievedChunk], scope: Scope | N
     """The ids of the retrieved passages the question is pinned to, best first (see the module doc).
 
     One id: the question is pinned. Several: the user's number fits passages of several documents
-    (or the user picked several). None: nothing but words ties the question to any passage."""
+    (or the user picked several). None: nothing but words ties the question to any passage. A
+    number pins a passage only when the question also names its document by its title: article 36
+    of another law than the one meant (whose article 36 retrieval did not return) is no answer."""
     ids = [chunk.chunk_id for chunk in chunks]
     if scope is not None and scope.chunk_id:
         return [chunk_id for chunk_id in ids if chunk_id in scope.chunk_id]
+    asked = normalize(query)
+    return [chunk_id for chunk_id in numbered_chunks(query, chunks)
+            if (title := bare_title(next(c for c in chunks if c.chunk_id == chunk_id))) and title in asked]
+
+
+def numbered_chunks(query: str, chunks: Sequence[RetrievedChunk]) -> list[str]:
+    """The ids of the retrieved passages stating a provision the question names by number."""
     named = {ref for ref in references(query) if ref[0] != "clause"}
     if not named:
         return []
     return [chunk.chunk_id for chunk in chunks if named & set(stated(chunk))]
+
+
+def bare_title(chunk: RetrievedChunk) -> str:
+    """The document's title as a question names it: normalised, without a closing parenthesis
+    («(مصوب ۱۳۱۶)»)."""
+    return normalize(re.sub(r"\s*[(（][^()（）]*[)）]\s*$", "", chunk.title or "")).strip()
 
 
 _KIND_LABEL = {("article", "fa"): "ماده", ("note", "fa"): "تبصره", ("article", "en"): "Article", ("note", "en"): "Note"}
