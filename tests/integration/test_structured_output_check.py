@@ -40,6 +40,8 @@ def llama():
 
 
 def _requests(endpoint: OpenAIEndpoint) -> list[tuple[str | None, int]]:
+    # The client has its answer a moment before the endpoint logs the status it sent.
+    assert endpoint.wait_idle()
     return [(mode_of(call["request"]), call["status"]) for call in endpoint.calls()]
 
 
