@@ -111,7 +111,9 @@ def _check_port(port: int) -> None:
 
 
 def client_config() -> Config:
-    return Config(inject_host_prefix=False, read_timeout=300, retries={"max_attempts": 0})
+    # As long as an execution may run (a benchmark on a slow model server raises that), and a little more.
+    return Config(inject_host_prefix=False, read_timeout=max(300, moto_patches.MAX_SYNC_SECONDS + 10),
+                  retries={"max_attempts": 0})
 
 
 def start_sync_execution(endpoint: str, arn: str, payload: Any) -> dict[str, Any]:
