@@ -56,3 +56,12 @@ def test_passage_options_name_document_provision_and_opening_words():
     long = passage("p", "law", " ".join(["کلمه"] * 30))
     assert provision_label(long).endswith("…»") and provision_label(long, "en").startswith("قانون بیمه: «")
     assert provision_label(LAW, "en").startswith("قانون بیمه — Article 12")
+
+
+def test_a_provision_in_a_neighbour_merged_for_context_is_not_the_passage_s():
+    text = "ماده ۱۱- بیمه‌گر باید خسارت را بپردازد.\n\nماده ۱۲- بیمه‌گذار باید حق بیمه را بپردازد."
+    hit = passage("law-5", "law", text).model_copy(update={"own_span": [text.index("ماده ۱۲"), len(text)],
+                                                             "expanded_from": ["law-4"]})
+    assert stated(hit) == [("article", 12)]
+    assert pinned_chunks("ماده ۱۱ قانون بیمه چه می‌گوید؟", [hit]) == []
+    assert pinned_chunks("ماده ۱۲ قانون بیمه چه می‌گوید؟", [hit]) == ["law-5"]

@@ -45,10 +45,10 @@ def references(text: str) -> set[tuple[str, int]]:
 
 
 def stated(chunk: RetrievedChunk) -> list[tuple[str, int]]:
-    """The provisions a passage states, in order: the paragraphs (and heading parts) that open with a
-    numbered article or note."""
+    """The provisions a passage states, in order: the paragraphs of its own text (not the neighbours
+    merged in for context) and the heading parts that open with a numbered article or note."""
     found: list[tuple[str, int]] = []
-    lines = [*(chunk.heading or "").split(" > "), *_PARAGRAPH_BREAK.split(chunk.text)]
+    lines = [*(chunk.heading or "").split(" > "), *_PARAGRAPH_BREAK.split(own_text(chunk))]
     for line in lines:
         match = _OPENING.match(normalize(line))
         if match:
