@@ -579,7 +579,8 @@ def guard_problems(reply: dict[str, Any], thread_id: str) -> list[str]:
         return ["an answer without a stored draft"]
     result = GenerateResult.model_validate(stored["draft"]["result"])
     chunks = [RetrievedChunk.model_validate(chunk) for chunk in stored.get("chunks", [])]
-    problems = check_draft(result, chunks, calculator_results=result.calculations, language=reply.get("language"))
+    problems = check_draft(result, chunks, calculator_results=result.calculations, language=reply.get("language"),
+                           question=(stored.get("query") or "",))
     cited = {citation["chunk_id"] for citation in reply.get("citations") or []}
     if not cited:
         problems.append("the answer cites nothing")

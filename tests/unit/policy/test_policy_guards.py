@@ -131,3 +131,18 @@ def test_a_violation_of_an_unknown_guard_is_refused():
     assert "verify" in GUARDS
     with pytest.raises(ValueError, match="unknown guard"):
         Violation("spelling", "typo")
+
+
+def test_an_answer_that_only_restates_the_question_is_below_the_groundedness_floor():
+    question = "دوره انتظار زایمان در بیمه درمان تکمیلی چقدر است؟"
+    claims = [Claim(text="دوره انتظار زایمان ۹ ماه است.", chunk_ids=["c1"])]
+    echoed = GenerateResult(answer=question, claims=claims, citations=["c1"], answered=True, confidence=1.0)
+    violations = check_draft(echoed, [PREMIUM], language="fa", question=(question, "دوره انتظار زایمان"))
+    assert guards_of(violations) == ["grounding"] and "restates the question" in violations[0]
+    # The same question answered: the figure and «ماه» are words the question does not have.
+    answered = echoed.model_copy(update={"answer": "دوره انتظار زایمان ۹ ماه است."})
+    assert check_draft(answered, [PREMIUM], language="fa", question=(question,)) == []
+    # Without the question (the guard's callers always pass it) nothing is judged; a decline is no answer.
+    assert check_draft(echoed, [PREMIUM], language="fa") == []
+    declined = echoed.model_copy(update={"answered": False})
+    assert "grounding" not in guards_of(check_draft(declined, [PREMIUM], question=(question,)))

@@ -58,7 +58,8 @@ def run(state: TurnState) -> TurnState:
     violations: list[str] = []
     if result.answered:
         result = apply_calculations(result, chunks, turn.message, state.language)
-        violations = check_draft(result, chunks, calculator_results=result.calculations, language=state.language)
+        violations = check_draft(result, chunks, calculator_results=result.calculations, language=state.language,
+                                 question=(turn.message, stored.query))
     answered = result.answered and bool(result.answer.strip())
     drafts = stored.drafts
     drafts.add(answered, guards_of(violations))

@@ -13,6 +13,11 @@ ADR-0006, "Grounding and citation contract" (docs/adr/ADR-0006-conversational-ag
 - The answer is written in the language of the user's turn: what it says in its own words (the
   words its cited chunks do not contain) is mostly in that language's script. A verbatim quote of a
   document in the other language is not the answer's own language.
+- The groundedness floor: the answer says something the question does not. A draft whose answer
+  only restates the question (every word of it is the question's), however well its claims quote
+  the evidence, tells the user nothing, and a small model's verify passes it: the reader
+  (Qwen2.5-Coder-1.5B) answered «… حداکثر چه میزان سود … قابل منظور شدن است؟» with the question
+  itself and two verbatim claims, and its verify found the claims supported.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ WRONG_SCRIPT_MIN_LETTERS = 12
 
 #: What can reject a draft, as the turn's draft log (nodes/generate.py, nodes/verify.py) and the
 #: evaluation count them: the deterministic guards of this module, then the verify role's verdict.
-GUARDS = ("citations", "numbers", "calculations", "instructions", "language", "verify")
+GUARDS = ("citations", "numbers", "calculations", "instructions", "language", "grounding", "verify")
 
 
 class Violation(str):
@@ -108,6 +113,7 @@ def check_draft(
     chunks: Iterable[RetrievedChunk],
     calculator_results: Iterable[object] = (),
     language: str | None = None,
+    question: Iterable[str] = (),
 ) -> list[Violation]:
     """Human-readable violations of the guards by a drafted answer (empty when clean), each naming its guard.
 
@@ -117,7 +123,8 @@ def check_draft(
     every calculation succeeded (its operands are in the chunks they cite) and no placeholder is
     left without a result; every number of the answer is in a cited chunk or a calculator result;
     every number of a claim is in one of the chunks that claim cites or a calculator result; with
-    `language` (the turn's), the answer is written in it.
+    `language` (the turn's), the answer is written in it; with `question` (the user's message and
+    the retrieval query), the answer has a word that none of them has.
     """
     chunks = list(chunks)
     by_id = {chunk.chunk_id: chunk for chunk in chunks}
@@ -141,6 +148,10 @@ def check_draft(
         violations.append(Violation("instructions", "the answer repeats instruction-like text from a document"))
     if language and result.answered and language_guard(result.answer, cited_chunks, language):
         violations.append(Violation("language", f"the answer is not written in the language of the question ({language})"))
+    asked = {word for text in question for word in tokens(text)}
+    if asked and result.answered and result.answer.strip() and set(tokens(result.answer)) <= asked:
+        violations.append(Violation("grounding", "the answer only restates the question: it says nothing the question "
+                                                 "does not; state what the evidence says"))
 
     reported = set(unsupported)
     for claim in result.claims:
