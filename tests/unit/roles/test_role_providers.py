@@ -70,7 +70,9 @@ def test_each_role_gets_its_own_provider_and_roles_on_one_provider_share_it(monk
         get_provider.cache_clear()
 
 
-def test_only_the_providers_in_use_are_checked():
+def test_only_the_providers_in_use_are_checked(monkeypatch):
+    for name in ("OPENAI_BASE_URL", "OPENAI_MODEL", "SMALL_MODEL_ID", "MAIN_MODEL_ID"):
+        monkeypatch.delenv(name, raising=False)  # the settings read the process environment too
     mixed = ModelSettings(provider="offline", role_providers={"generate": "openai"})
     # Nothing of the openai server is set: every role but generate runs, generate's check names it.
     assert role_problems(mixed, {}, ("triage", "grade")) == {}
