@@ -126,8 +126,8 @@ def stretch_timeouts(definition: str, task_seconds: int, execution_seconds: int)
 
 
 def _model_answers(calls: list[dict], path: Path) -> Path:
-    """One JSON line per request the real model answered: the tool, its arguments as written, and
-    whether they fit the tool's schema (what the provider's parser would say)."""
+    """One JSON line per request the real model answered: the request, the tool, its arguments as
+    written, and whether they fit the tool's schema (what the provider's parser would say)."""
     from pydantic import ValidationError
 
     from insurance_llm import wire
@@ -137,7 +137,10 @@ def _model_answers(calls: list[dict], path: Path) -> Path:
         for call in calls:
             if not call.get("relayed"):
                 continue
-            row = {"tool": call["tool"], "status": call.get("status"), "arguments": None, "problem": None}
+            # The request too: a prompt or schema change can then be tried on the same requests (replayed
+            # against the server) before a whole run.
+            row = {"tool": call["tool"], "status": call.get("status"), "arguments": None, "problem": None,
+                   "request": call.get("request")}
             try:
                 message = json.loads(call.get("answer") or "{}")["choices"][0]["message"]
                 row["arguments"] = message["tool_calls"][0]["function"]["arguments"]

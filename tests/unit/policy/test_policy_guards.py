@@ -146,3 +146,18 @@ def test_an_answer_that_only_restates_the_question_is_below_the_groundedness_flo
     assert check_draft(echoed, [PREMIUM], language="fa") == []
     declined = echoed.model_copy(update={"answered": False})
     assert "grounding" not in guards_of(check_draft(declined, [PREMIUM], question=(question,)))
+
+
+def test_a_claim_that_only_restates_the_question_is_below_the_groundedness_floor():
+    question = "دوره انتظار زایمان در بیمه درمان تکمیلی چقدر است؟"
+    # The answer states the figure, but its one claim is the question with a chunk id attached.
+    echoed_claim = GenerateResult(answer="دوره انتظار زایمان ۹ ماه است.", answered=True, confidence=1.0,
+                                  claims=[Claim(text=question, chunk_ids=["c1"])], citations=["c1"])
+    violations = check_draft(echoed_claim, [PREMIUM], language="fa", question=(question,))
+    assert guards_of(violations) == ["grounding"] and "only restates the question" in violations[0]
+    assert question in violations[0]  # the feedback names the claim
+    # A claim with the chunk's own statement passes; so does the same draft declined.
+    stated = echoed_claim.model_copy(update={"claims": [Claim(text="دوره انتظار زایمان ۹ ماه است.", chunk_ids=["c1"])]})
+    assert check_draft(stated, [PREMIUM], language="fa", question=(question,)) == []
+    declined = echoed_claim.model_copy(update={"answered": False})
+    assert "grounding" not in guards_of(check_draft(declined, [PREMIUM], question=(question,)))

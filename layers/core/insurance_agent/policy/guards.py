@@ -17,7 +17,10 @@ ADR-0006, "Grounding and citation contract" (docs/adr/ADR-0006-conversational-ag
   only restates the question (every word of it is the question's), however well its claims quote
   the evidence, tells the user nothing, and a small model's verify passes it: the reader
   (Qwen2.5-Coder-1.5B) answered «… حداکثر چه میزان سود … قابل منظور شدن است؟» with the question
-  itself and two verbatim claims, and its verify found the claims supported.
+  itself and two verbatim claims, and its verify found the claims supported. The same holds for
+  each claim: a claim worded as the question, citing chunks, is the reader's most frequent way of
+  answering without stating anything (its verify passes it as well), and it cites chunks for what
+  they do not say.
 """
 
 from __future__ import annotations
@@ -124,7 +127,7 @@ def check_draft(
     left without a result; every number of the answer is in a cited chunk or a calculator result;
     every number of a claim is in one of the chunks that claim cites or a calculator result; with
     `language` (the turn's), the answer is written in it; with `question` (the user's message and
-    the retrieval query), the answer has a word that none of them has.
+    the retrieval query), the answer and each of its claims have a word that none of them has.
     """
     chunks = list(chunks)
     by_id = {chunk.chunk_id: chunk for chunk in chunks}
@@ -152,6 +155,10 @@ def check_draft(
     if asked and result.answered and result.answer.strip() and set(tokens(result.answer)) <= asked:
         violations.append(Violation("grounding", "the answer only restates the question: it says nothing the question "
                                                  "does not; state what the evidence says"))
+    if asked and result.answered:
+        violations += [Violation("grounding", f"claim {claim.text!r} only restates the question: a claim states what "
+                                              "its chunks say")
+                       for claim in result.claims if set(tokens(claim.text)) <= asked]
 
     reported = set(unsupported)
     for claim in result.claims:
