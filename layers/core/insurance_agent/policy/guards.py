@@ -152,13 +152,16 @@ def check_draft(
     if language and result.answered and language_guard(result.answer, cited_chunks, language):
         violations.append(Violation("language", f"the answer is not written in the language of the question ({language})"))
     asked = {word for text in question for word in tokens(text)}
-    if asked and result.answered and result.answer.strip() and set(tokens(result.answer)) <= asked:
-        violations.append(Violation("grounding", "the answer only restates the question: it says nothing the question "
-                                                 "does not; state what the evidence says"))
     if asked and result.answered:
+        def restates(text: str) -> bool:
+            return set(tokens(text)) <= asked
+
+        if result.answer.strip() and restates(result.answer):
+            violations.append(Violation("grounding", "the answer only restates the question: it says nothing the "
+                                                     "question does not; state what the evidence says"))
         violations += [Violation("grounding", f"claim {claim.text!r} only restates the question: a claim states what "
                                               "its chunks say")
-                       for claim in result.claims if set(tokens(claim.text)) <= asked]
+                       for claim in result.claims if restates(claim.text)]
 
     reported = set(unsupported)
     for claim in result.claims:
