@@ -167,6 +167,164 @@ def numbers_in(text: str) -> set[str]:
     return found
 
 
+# Figures written in words, in their normalised spellings (ی, ک; a half-space is a space there). Statutes
+# write most periods and shares in words («ظرف شصت روز», «پنج درصد») and a model restating them
+# writes digits, or the other way round: the number guard compares values, not spellings.
+_PERSIAN_NUMBER_WORDS = {
+    "صفر": 0, "یک": 1, "دو": 2, "سه": 3, "چهار": 4, "پنج": 5, "شش": 6, "شیش": 6, "هفت": 7, "هشت": 8, "نه": 9,
+    "ده": 10, "یازده": 11, "دوازده": 12, "سیزده": 13, "چهارده": 14, "پانزده": 15, "پونزده": 15, "شانزده": 16,
+    "شونزده": 16, "هفده": 17, "هیفده": 17, "هجده": 18, "هیجده": 18, "نوزده": 19, "بیست": 20, "سی": 30, "چهل": 40,
+    "پنجاه": 50, "شصت": 60, "هفتاد": 70, "هشتاد": 80, "نود": 90, "صد": 100, "یکصد": 100,
+    "دویست": 200, "سیصد": 300, "چهارصد": 400, "پانصد": 500, "پونصد": 500, "ششصد": 600, "هفتصد": 700,
+    "هشتصد": 800, "نهصد": 900,
+}
+_ENGLISH_NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+}
+_NUMBER_WORDS = {**_PERSIAN_NUMBER_WORDS, **_ENGLISH_NUMBER_WORDS}
+# A multiplier after a unit ("two hundred", «یک صد» when the half-space of «یک‌صد» became a space).
+_HUNDRED_WORDS = {"hundred", "صد"}
+#: Scale words, after digits («۲۰۰ میلیون») or words («دو میلیون و پانصد هزار»): here and in policy/money.py.
+SCALE_WORDS = {"هزار": 10**3, "یکهزار": 10**3, "میلیون": 10**6, "ملیون": 10**6, "میلیارد": 10**9,
+               "thousand": 10**3, "million": 10**6, "billion": 10**9}
+_SCALE_WORDS = SCALE_WORDS
+_JOINERS = {"و", "and"}
+# Words that are a figure only inside a longer number: alone they are mostly "a" and "no" («یک روز»
+# is "one day" and "a day"; «نه» is "nine" and "no"; "one" is also a pronoun).
+_AMBIGUOUS_ALONE = {"یک", "نه", "one"}
+_TENS = {20, 30, 40, 50, 60, 70, 80, 90}
+_FIGURE_TOKEN = re.compile(r"\d+(?:[,.]\d+)*|[^\W\d_]+", re.UNICODE)
+_SCALED_DIGITS = re.compile(r"\d+(?:[,.]\d+)*(?=\s+(?:%s)(?!\w))" % "|".join(_SCALE_WORDS))
+
+
+def _digits_value(raw: str) -> float | None:
+    canonical = next(iter(numbers_in(raw)), None)
+    try:
+        return float(canonical) if canonical is not None else None
+    except ValueError:
+        return None
+
+
+def _figure(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.6f}".rstrip("0").rstrip(".")
+
+
+def _figure_words(text: str) -> list[tuple[str, str]]:
+    """The words and digit runs of `text`, each with what separates it from the one before, spaces
+    and hyphens dropped (a comma or a full stop ends a number: «سه، پنج» is two figures)."""
+    normalized = normalize(text)
+    words, previous_end = [], 0
+    for match in _FIGURE_TOKEN.finditer(normalized):
+        words.append((match.group(), normalized[previous_end:match.start()].strip(" -") if words else "^"))
+        previous_end = match.end()
+    return words
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure a text states: its value (numbers_in's canonical form), the words that state it, and
+    whether they start with digits («۵۰ میلیون») or are all words («شصت»). `lone`: one ambiguous word
+    («یک», «نه», "one") or a scale word alone, a figure only where a text is read generously."""
+
+    value: str
+    wording: str
+    in_digits: bool
+    lone: bool
+
+
+def written_figures(text: str) -> list[Figure]:
+    """The figures `text` writes in words («شصت», «دو میلیون و پانصد هزار», "twenty-one") or in digits
+    with a scale word («۵۰ میلیون» is 50000000), in reading order. A number's parts fall in value
+    («صد و پنج», "one thousand and five"); «سه و پنج» is two figures, and so is «سه، پنج»."""
+    words = _figure_words(text)
+    found: list[Figure] = []
+    index = 0
+    while index < len(words):
+        value, parts, end = _number_at(words, index)
+        if parts:
+            first = words[index][0]
+            lone = parts == 1 and (first in _AMBIGUOUS_ALONE or first in _SCALE_WORDS)
+            wording = " ".join(word for word, _ in words[index:end])
+            found.append(Figure(_figure(value), wording, first[0].isdigit(), lone))
+            index = end
+        else:
+            index += 1
+    return found
+
+
+def spelled_figures(text: str, *, alone: bool = True) -> set[str]:
+    """Values of the figures of `written_figures`; with `alone` false, without the lone ones."""
+    return {figure.value for figure in written_figures(text) if alone or not figure.lone}
+
+
+def digit_figures(text: str) -> set[str]:
+    """The figures `text` writes in digits: numbers_in's, with a digit run and its scale word one figure
+    («۵۰ میلیون» is 50000000, not also 50)."""
+    unscaled = _SCALED_DIGITS.sub(" ", normalize(text))
+    return numbers_in(unscaled) | {figure.value for figure in written_figures(text) if figure.in_digits}
+
+
+def word_figures(text: str, *, alone: bool = True) -> dict[str, str]:
+    """The figures `text` writes in words only, each value with its first wording («60»: «شصت»)."""
+    found: dict[str, str] = {}
+    for figure in written_figures(text):
+        if not figure.in_digits and (alone or not figure.lone):
+            found.setdefault(figure.value, figure.wording)
+    return found
+
+
+def _number_at(words: list[tuple[str, str]], start: int) -> tuple[float, int, int]:
+    """The number that starts at words[start]: its value, how many words make it, and where it ends."""
+    total = group = 0.0
+    last = scale = float("inf")  # the last part's value and the last scale's: each next part is smaller
+    parts, position, joined = 0, start, False
+    while position < len(words):
+        word, gap = words[position]
+        # "one thousand, five hundred": a comma may follow a scale word inside an English number.
+        if parts and gap and not (gap == "," and last == scale and word not in _SCALE_WORDS):
+            break
+        if word in _HUNDRED_WORDS and parts and not joined and 0 < group < 10:
+            group *= 100
+            last = group
+        elif word in _NUMBER_WORDS and (not parts or _NUMBER_WORDS[word] < last and (
+                joined or last == scale or last in _TENS and _NUMBER_WORDS[word] < 10)):
+            group += _NUMBER_WORDS[word]
+            last = _NUMBER_WORDS[word]
+        elif word in _HUNDRED_WORDS and not parts:
+            group, last = 100.0, 100.0
+        elif word in _SCALE_WORDS and _SCALE_WORDS[word] < scale and (parts or not joined):
+            total += (group or 1) * _SCALE_WORDS[word]
+            group, last = 0.0, float(_SCALE_WORDS[word])
+            scale = last
+        elif word in _SCALE_WORDS and parts and not joined and last == scale:  # «هزار میلیارد»: scales multiply
+            total *= _SCALE_WORDS[word]
+            last = scale = float(total)
+        elif word[0].isdigit() and not parts and position + 1 < len(words) and not words[position + 1][1] \
+                and words[position + 1][0] in _SCALE_WORDS and _digits_value(word) is not None:
+            group, last = _digits_value(word), float("inf")
+        elif word in _JOINERS and parts and not joined:
+            joined = True
+            position += 1
+            continue
+        else:
+            break
+        joined = False
+        parts += 1
+        position += 1
+    if joined:  # a trailing «و» is not the number's
+        position -= 1
+    return total + group, parts, position
+
+
+def figures_in(text: str) -> set[str]:
+    """Every figure `text` states, in digits or in words, in numbers_in's canonical form; «یک», «نه»,
+    "one" or a scale word alone is no figure."""
+    return digit_figures(text) | set(word_figures(text, alone=False))
+
+
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens of the normalised text."""
     return _TOKEN.findall(normalize(text))

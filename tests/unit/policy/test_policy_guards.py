@@ -2,7 +2,9 @@
 
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Claim, GenerateResult
-from insurance_agent.policy.guards import GUARDS, Violation, check_draft, citation_guard, guards_of, number_guard
+from insurance_agent.policy.guards import (
+    GUARDS, Violation, check_draft, citation_guard, figure_findings, guards_of, number_guard,
+)
 import pytest
 
 
@@ -41,8 +43,10 @@ def test_number_guard_flags_altered_and_invented_numbers():
 
 
 def test_number_guard_accepts_calculator_results_and_title_numbers():
-    assert number_guard("دو نفر: 25000000 ریال", [PREMIUM], calculator_results=[25_000_000]) == []
-    assert number_guard("دو نفر: ۲۵٬۰۰۰٬۰۰۰ ریال", [PREMIUM], calculator_results=["25,000,000"]) == []
+    assert number_guard("مجموع: 25000000 ریال", [PREMIUM], calculator_results=[25_000_000]) == []
+    assert number_guard("مجموع: ۲۵٬۰۰۰٬۰۰۰ ریال", [PREMIUM], calculator_results=["25,000,000"]) == []
+    # A count written in words is a figure too: the calculator's operands are where a user's count is.
+    assert number_guard("دو نفر: ۲۵٬۰۰۰٬۰۰۰ ریال", [PREMIUM], calculator_results=["25,000,000"]) == ["2"]
     assert number_guard("According to Health plan 2024: the deductible is 10 percent.", [LIMIT]) == []
 
 
@@ -161,3 +165,48 @@ def test_a_claim_that_only_restates_the_question_is_below_the_groundedness_floor
     assert check_draft(stated, [PREMIUM], language="fa", question=(question,)) == []
     declined = echoed_claim.model_copy(update={"answered": False})
     assert "grounding" not in guards_of(check_draft(declined, [PREMIUM], question=(question,)))
+
+
+SIXTY_DAYS = chunk("p#39", "بيمه مركزى مكلف است حداكثر ظرف مدت شصت روز از تاريخ تسليم آخرين مدارك نظر خود را اعلام نمايد.",
+                   title="قانون تأسیس بیمه مرکزی")
+
+
+def test_a_figure_in_words_is_read_as_its_value():
+    # A figure the draft writes in words is checked: an invented one is found in either form.
+    assert number_guard("بیمه مرکزی باید ظرف پانزده روز نظر خود را اعلام کند.", [SIXTY_DAYS]) == ["15"]
+    assert number_guard("within ninety days", [SIXTY_DAYS]) == ["90"]
+    assert number_guard("ظرف ۹۰ روز", [SIXTY_DAYS]) == ["90"]
+    assert number_guard("ظرف مدت شصت روز از تاریخ تسلیم آخرین مدارک", [SIXTY_DAYS]) == []
+    assert number_guard("within sixty days", [SIXTY_DAYS]) == []
+    digits = chunk("d", "حق بیمه ۱۲٬۵۰۰٬۰۰۰ ریال و مهلت اعتراض ۲۰ روز است.")
+    assert number_guard("حق بیمه دوازده میلیون ریال است.", [digits]) == ["12000000"]
+
+
+def test_the_right_figure_in_another_form_is_sent_back_with_the_chunks_wording():
+    draft = GenerateResult(answer="بیمه مرکزی باید ظرف ۶۰ روز نظر خود را اعلام کند.",
+                           claims=[Claim(text="نظر خود را ظرف ۶۰ روز اعلام کند", chunk_ids=["p#39"])],
+                           citations=["p#39"], answered=True, confidence=0.9)
+    assert check_draft(draft, [SIXTY_DAYS]) == [
+        "number 60 in the answer is written «شصت» in its chunk: quote the figure as the chunk writes it"]
+    claim_only = draft.model_copy(update={"answer": "بیمه مرکزی باید ظرف مدت شصت روز نظر خود را اعلام کند."})
+    assert check_draft(claim_only, [SIXTY_DAYS]) == [
+        "number 60 in claim 'نظر خود را ظرف ۶۰ روز اعلام کند' is written «شصت» in the chunks it cites: quote the "
+        "figure as the chunk writes it"]
+    # An English answer that gives the figure and quotes the chunk's own words for it states it as written.
+    assert number_guard("Central Insurance must decide within 60 days («ظرف مدت شصت روز»).", [SIXTY_DAYS]) == []
+    digits = chunk("d", "مهلت اعتراض ۲۰ روز است.")
+    assert figure_findings("مهلت اعتراض بیست روز است.", [digits]) == {"20": "20"}
+
+
+def test_a_scaled_figure_is_one_figure_and_a_lone_article_is_none():
+    scaled = chunk("s", "سقف تعهد بدنی ۵۰ میلیون ریال است.")
+    assert number_guard("سقف ۵۰٬۰۰۰٬۰۰۰ ریال است.", [scaled]) == []
+    assert number_guard("سقف ۵۰ میلیون ریال است.", [chunk("s2", "سقف 50,000,000 ریال است.")]) == []
+    assert number_guard("سقف ۵۰ میلیارد ریال است.", [scaled]) == ["50000000000"]
+    # «یک» and «نه» alone are "a" and "no" as often as "one" and "nine": not figures of a draft.
+    assert number_guard("نه، این یک شرط قرارداد است.", [PREMIUM]) == []
+    assert number_guard("یک ماه", [chunk("m", "مهلت ۱ ماه است.")]) == []
+    assert check_draft(GenerateResult(
+        answer="مهلت بیست و یک روز است.", claims=[Claim(text="مهلت بیست و یک روز است.", chunk_ids=["c1"])],
+        citations=["c1"], answered=True, confidence=0.9), [PREMIUM]) == [
+        "number 21 in the answer appears in no cited chunk"]

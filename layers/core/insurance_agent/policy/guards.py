@@ -4,10 +4,13 @@ ADR-0006, "Grounding and citation contract" (docs/adr/ADR-0006-conversational-ag
 
 - Citations must be a subset of the chunk ids retrieved this turn (the grievance system's source
   intersection): a model cannot cite a document it was not shown.
-- Every number in the answer must appear verbatim in a cited chunk (Persian and Latin digits and
-  thousands separators normalised by `numbers_in`) or be the output of the deterministic money
-  calculator (policy/money.py): the model never does arithmetic on money. A calculation whose
-  operand is not in the chunk it cites failed, and a failed calculation is a violation.
+- Every figure in the answer, in digits or in words («پانزده سال»), must be one a cited chunk states,
+  as the chunk writes it (Persian and Latin digits and thousands separators normalised by
+  `numbers_in`; a figure in words is read as its value, text.written_figures), or be the output of
+  the deterministic money calculator (policy/money.py): the model never does arithmetic on money.
+  A calculation whose operand is not in the chunk it cites failed, and a failed calculation is a
+  violation. The right figure in another form («۶۰ روز» for «شصت روز») is a violation whose
+  feedback names the chunk's wording: a customer looks for the document's words.
 - No sentence of the answer reads as instructions addressed to the assistant (policy/untrusted.py):
   documents are data, and such text in a draft means a document steered the model.
 - The answer is written in the language of the user's turn: what it says in its own words (the
@@ -31,7 +34,7 @@ from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Calculation, GenerateResult
 from insurance_agent.policy.money import calculation_violations
 from insurance_agent.policy.untrusted import instruction_sentences
-from insurance_agent.text import detect_language, numbers_in, tokens
+from insurance_agent.text import detect_language, digit_figures, numbers_in, tokens, word_figures
 
 # Letters of its own words past which an answer in the other script is in the wrong language (a
 # product name or a short term of the other language is not).
@@ -71,30 +74,61 @@ def citation_guard(cited_ids: Iterable[str], retrieved_ids: Iterable[str]) -> li
     return missing
 
 
-def allowed_numbers(cited_chunks: Iterable[RetrievedChunk], calculator_results: Iterable[object] = ()) -> set[str]:
-    """Canonical numbers an answer may contain: those of the cited chunks (title and text) and the
-    calculator's. A Calculation counts only when it succeeded, with its operands (each was found in
-    its source: a chunk, or a count the user stated)."""
-    allowed: set[str] = set()
+def _stated_figures(cited_chunks: Iterable[RetrievedChunk],
+                    calculator_results: Iterable[object] = ()) -> tuple[set[str], dict[str, str]]:
+    """The figures an answer may state: those the cited chunks (title and text) write in digits, with
+    the calculator's, and those they write in words, each with the chunk's wording. A Calculation
+    counts only when it succeeded, with its operands (each was found in its source: a chunk, or a
+    count the user stated)."""
+    digits: set[str] = set()
+    words: dict[str, str] = {}
     for chunk in cited_chunks:
-        allowed |= numbers_in(chunk.text) | numbers_in(chunk.title)
+        for text in (chunk.text, chunk.title):
+            digits |= digit_figures(text)
+            for value, wording in word_figures(text).items():
+                words.setdefault(value, wording)
     for result in calculator_results:
         if isinstance(result, Calculation):
             if result.result is not None and not result.error:
-                allowed |= numbers_in(result.result)
+                digits |= numbers_in(result.result)
                 for operand in result.operands:
-                    allowed |= numbers_in(operand.value)
+                    digits |= numbers_in(operand.value)
         else:
-            allowed |= numbers_in(str(result))
-    return allowed
+            digits |= numbers_in(str(result))
+    return digits, words
+
+
+def figure_findings(
+    answer: str, cited_chunks: Iterable[RetrievedChunk], calculator_results: Iterable[object] = ()
+) -> dict[str, str | None]:
+    """The figures of `answer` that no cited chunk or calculator result states as the answer writes
+    them. None for a value none of them states (invented: «پانزده سال» for a chunk's «پنج سال»);
+    the source's own wording for a value a chunk writes in words and the answer only in digits, or
+    the other way round («۶۰ روز» for the chunk's «شصت روز»): the right figure, to be quoted as
+    the document writes it so the customer finds it there."""
+    digits, words = _stated_figures(cited_chunks, calculator_results)
+    written_digits, written_words = digit_figures(answer), word_figures(answer, alone=False)
+    findings: dict[str, str | None] = {}
+    for value in sorted(written_digits | set(written_words)):
+        if (value in written_digits and value in digits) or (value in written_words and value in words):
+            continue
+        findings[value] = words.get(value) or (value if value in digits else None)
+    return findings
 
 
 def number_guard(
     answer: str, cited_chunks: Iterable[RetrievedChunk], calculator_results: Iterable[object] = ()
 ) -> list[str]:
-    """Numbers of `answer` (canonical form, sorted) found in no cited chunk and in no calculator result."""
-    allowed = allowed_numbers(cited_chunks, calculator_results)
-    return sorted(numbers_in(answer) - allowed)
+    """Figures of `answer` (canonical form, sorted) that no cited chunk or calculator result states as
+    the answer writes them (`figure_findings`)."""
+    return sorted(figure_findings(answer, cited_chunks, calculator_results))
+
+
+def _figure_violation(value: str, wording: str | None, where: str) -> Violation:
+    if wording is None:
+        return Violation("numbers", f"number {value} in {where} appears in no cited chunk")
+    return Violation("numbers", f"number {value} in {where} is written «{wording}» in its chunk: quote the figure "
+                                "as the chunk writes it")
 
 
 def language_guard(answer: str, cited_chunks: Iterable[RetrievedChunk], language: str) -> bool:
@@ -143,9 +177,8 @@ def check_draft(
     calculations = [c for c in calculator_results if isinstance(c, Calculation)]
     texts = "\n".join([result.answer, *(claim.text for claim in result.claims)])
     violations += [Violation("calculations", text) for text in calculation_violations(texts, calculations)]
-    unsupported = number_guard(result.answer, cited_chunks, calculator_results)
-    violations += [Violation("numbers", f"number {number} in the answer appears in no cited chunk")
-                   for number in unsupported]
+    unsupported = figure_findings(result.answer, cited_chunks, calculator_results)
+    violations += [_figure_violation(number, wording, "the answer") for number, wording in unsupported.items()]
 
     if result.answered and instruction_sentences(result.answer):
         violations.append(Violation("instructions", "the answer repeats instruction-like text from a document"))
@@ -166,9 +199,12 @@ def check_draft(
     reported = set(unsupported)
     for claim in result.claims:
         claim_chunks = [by_id[chunk_id] for chunk_id in claim.chunk_ids if chunk_id in by_id]
-        for number in number_guard(claim.text, claim_chunks, calculator_results):
+        for number, wording in figure_findings(claim.text, claim_chunks, calculator_results).items():
             if number not in reported:
                 reported.add(number)
                 violations.append(Violation(
-                    "numbers", f"number {number} in claim {claim.text!r} appears in none of the chunks it cites"))
+                    "numbers", f"number {number} in claim {claim.text!r} appears in none of the chunks it cites"
+                    if wording is None else
+                    f"number {number} in claim {claim.text!r} is written «{wording}» in the chunks it cites: quote "
+                    "the figure as the chunk writes it"))
     return violations

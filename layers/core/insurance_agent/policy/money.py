@@ -23,7 +23,7 @@ from enum import Enum
 
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import MESSAGE_SOURCE, Calculation, CalculationOperand, Claim, GenerateResult
-from insurance_agent.text import normalize
+from insurance_agent.text import SCALE_WORDS, normalize
 
 PLACEHOLDER = re.compile(r"\{\{\s*calc\s*:\s*([A-Za-z0-9_-]{1,32})\s*\}\}")
 
@@ -53,14 +53,7 @@ _LABELS = {
 }
 # Minor units kept in a result: rials and tomans have none in practice.
 _DECIMALS = {Currency.IRR: 0, Currency.IRT: 0}
-_SCALES = {
-    "هزار": 10**3,
-    "میلیون": 10**6,
-    "میلیارد": 10**9,
-    "thousand": 10**3,
-    "million": 10**6,
-    "billion": 10**9,
-}
+_SCALES = SCALE_WORDS
 _PERCENT = r"%|٪|درصد|percent\b|per cent\b"
 _UNIT = "|".join([_PERCENT, *_CURRENCY_WORDS.values()])
 _SCALE = "|".join(_SCALES)
