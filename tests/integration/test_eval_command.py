@@ -63,7 +63,15 @@ def test_every_question_turn_is_a_record_with_its_reply_and_verdict(evaluated):
     assert all(r["passages"] and r["passages"][0]["text"] for r in answered)
     # Every answer went through Verify: its confidence and support are there for the sweep.
     assert all(r["draft"]["support"] is not None and 0 < r["draft"]["confidence"] <= 1 for r in answered)
+    # Where the passages offered hold the answer, the next turn picks that passage by its number: its
+    # reply quotes the pinned provision. Never within a chain, and never for an unanswerable question.
+    picked = [r for r in records if r.get("pick")]
+    assert [r["id"] for r in picked] == [r["id"] for r in records if r["offers_answer"] and "#" not in r["id"]]
+    assert picked and all(r["pick"]["verdict"] == "correct" and r["pick"]["reply"]["status"] == "answer"
+                          for r in picked), [r["pick"] for r in picked]
+    assert all(str(r["pick"]["option"]) in {str(o["option"]) for o in r["offered"]} for r in picked)
     summary = data["summary"]["all"]
+    assert summary["picked"] == len(picked) == summary["picked_correct"] and summary["picked_wrong"] == 0
     assert summary["replies"] == 8 and summary["unanswerable"] == 1
     assert summary["answerable_correct"] == sum(r["verdict"] == "correct" for r in records)
     assert data["summary"]["fit"]["replies"] + data["summary"]["report"]["replies"] == 8

@@ -42,6 +42,13 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value / 1000:.1f}"
 
 
+def _picks(summary: dict[str, Any]) -> str:
+    if not summary.get("picked"):
+        return ""
+    return (f"; picking it, {summary['picked_correct']} correct and {summary['picked_wrong']} wrong "
+            f"of {summary['picked']}")
+
+
 _NUMERIC = frozenset({"n", "correct", "wrong", "declined", "calls/turn", "p50 s", "p95 s"})
 
 
@@ -59,7 +66,7 @@ def print_tables(summary: dict[str, Any], console: Any = None) -> None:
         table = Table(title=f"{title}: {s['answerable_correct']}/{s['answerable']} answerable correct, "
                             f"{s['wrong']}/{s['replies']} wrong ({s['wrong_share']:.1%}), unanswerable answered "
                             f"{s['unanswerable_answered']} of {s['unanswerable']}; the answer among the passages "
-                            f"offered for {s.get('answerable_offered', 0)}", title_justify="left")
+                            f"offered for {s.get('answerable_offered', 0)}{_picks(s)}", title_justify="left")
         for column in ("kind", "n", "correct", "wrong", "declined", "escalation reasons", REJECTIONS_LABEL,
                        "calls/turn", "p50 s", "p95 s"):
             table.add_column(column, justify="right" if column in _NUMERIC else "left")

@@ -132,21 +132,35 @@ def _ask(stack: Any, questions: QuestionSet, tenant: str, meta: dict[str, Any],
             record = _turn(stack, tenant, thread, category, expected, meta)
             record = {"id": f"{item.id}#{number}" if item.kind == "chain" else item.id, "item": item.id,
                       "half": item.split()} | record
+            # The user's pick of the offered passage that holds the answer, as the next turn of the thread:
+            # what a clarification is worth. Not within a chain, whose next turn is the chain's own.
+            if record["offers_answer"] and item.kind != "chain":
+                record["pick"] = _pick(stack, tenant, thread, category, expected, meta, record["offered"])
             records.append(record)
             if on_turn:
                 on_turn(record)
     return records
 
 
+def _pick(stack: Any, tenant: str, thread: str, category: str, expected: Expected, meta: dict[str, Any],
+          offered: list[dict[str, Any]]) -> dict[str, Any]:
+    """The turn that picks, by its number, the first offered passage holding an expected phrase; its
+    reply is judged as the question's answer."""
+    option = next(o["option"] for o in offered if offers_answer(expected.file_ids, expected.must_contain, [o]))
+    turn = _turn(stack, tenant, thread, category, expected, meta, message=str(option))
+    return {"option": option} | {key: turn[key] for key in ("turn_id", "reply", "verdict", "path", "drafts",
+                                                             "llm_calls", "latency_ms")}
+
+
 def _turn(stack: Any, tenant: str, thread: str, category: str, expected: Expected,
-          meta: dict[str, Any]) -> dict[str, Any]:
+          meta: dict[str, Any], message: str | None = None) -> dict[str, Any]:
     from insurance_agent.models.chunks import RetrievedChunk
     from insurance_agent.policy.provisions import own_text
     from insurance_agent.store import turns
 
     turn_id = f"turn-{uuid.uuid4().hex}"
     payload = {"thread_id": thread, "turn_id": turn_id, "user_id": USER, "tenant_id": tenant,
-               "roles": ["user"], "message": expected.question}
+               "roles": ["user"], "message": message or expected.question}
     began = time.perf_counter()
     response = stack.run_turn_raw(payload)
     latency_ms = round((time.perf_counter() - began) * 1000)
@@ -157,9 +171,9 @@ def _turn(stack: Any, tenant: str, thread: str, category: str, expected: Expecte
     stored = turns.get_parts(turn_id, thread)
     chunks = {c["chunk_id"]: c for c in stored.get("chunks", [])}
     citations = reply.get("citations", [])
-    offered = [{"chunk_id": o["chunk_id"], "file_id": o.get("file_id"),
+    offered = [{"option": number, "chunk_id": o["chunk_id"], "file_id": o.get("file_id"),
                 "text": own_text(RetrievedChunk.model_validate(chunks[o["chunk_id"]]))}
-               for o in reply.get("options") or [] if o.get("chunk_id") in chunks]
+               for number, o in enumerate(reply.get("options") or [], 1) if o.get("chunk_id") in chunks]
     verdict = judge(category, expected.file_ids, expected.must_contain, reply["status"], reply.get("message", ""),
                     (c.get("file_id") for c in citations))
     return {

@@ -11,6 +11,8 @@
 - a clarifying question whose options are passages *offers the answer* iff one offered passage of an
   expected file contains a `must_contain` phrase: the user's pick of it would show the answer. This
   is how a provider that cannot read (the offline one) helps; it is counted apart, never as correct.
+  Outside a chain, the next turn of the thread then picks that passage by its number, and its reply
+  is judged as above (`picked`, `picked_correct`, `picked_wrong`), apart from the first turn's.
 """
 
 from __future__ import annotations
@@ -157,6 +159,10 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "unanswerable": len(unanswerable),
         "unanswerable_answered": answered,
         "answerable_offered": sum(bool(r.get("offers_answer")) for r in answerable),
+        # The turns that then picked that passage, and what their replies were worth.
+        "picked": len(picked := [r["pick"] for r in answerable if r.get("pick")]),
+        "picked_correct": sum(p["verdict"] == CORRECT for p in picked),
+        "picked_wrong": sum(p["verdict"] == WRONG for p in picked),
         "system_errors": total["reasons"].get("system_error", 0),
         "by_kind": {kind: kind_summary([r for r in records if r["kind"] == kind])
                     for kind in categories_of(r["kind"] for r in records)},
