@@ -256,6 +256,13 @@ def _merge(parts: list[dict], hit_heading: str | None, position: int) -> tuple[s
         text = part["text"]
         if part.get("heading") and part["heading"] != heading:
             pieces.append(part["heading"].split(HEADING_SEPARATOR)[-1])
+        elif previous and number == position and pieces:
+            # The chunker's window overlap goes from the neighbour before, not from the hit: the hit's
+            # own span is then its whole text, the passage a clarifying question offered and a pick
+            # quotes, whichever neighbours this query's window merged around it.
+            pieces[-1] = _drop_tail_overlap(pieces[-1], text)
+            if not pieces[-1]:
+                pieces.pop()
         elif previous:
             text = _drop_overlap(previous, text)
         heading = part.get("heading")
@@ -268,12 +275,24 @@ def _merge(parts: list[dict], hit_heading: str | None, position: int) -> tuple[s
     return "\n\n".join(pieces), own
 
 
-def _drop_overlap(previous: str, text: str) -> str:
-    """Remove from `text` the words that repeat the end of `previous` (the chunker's window overlap)."""
-    prev_words = previous.split()
-    pieces = _WORD_WITH_SPACE.findall(text)
-    words = [piece.strip() for piece in pieces]
+def _overlap_words(previous: str, text: str) -> int:
+    """How many words `text` starts with that end `previous` (the chunker's window overlap), or 0."""
+    prev_words, words = previous.split(), text.split()
     for n in range(min(len(prev_words), len(words)), _MIN_OVERLAP_WORDS - 1, -1):
         if prev_words[-n:] == words[:n]:
-            return "".join(pieces[n:]).strip()
-    return text
+            return n
+    return 0
+
+
+def _drop_tail_overlap(previous: str, text: str) -> str:
+    """Remove from `previous` the words at its end that `text` starts with."""
+    n = _overlap_words(previous, text)
+    if not n:
+        return previous
+    return previous[:list(re.finditer(r"\S+", previous))[-n].start()].rstrip()
+
+
+def _drop_overlap(previous: str, text: str) -> str:
+    """Remove from `text` the words that repeat the end of `previous` (the chunker's window overlap)."""
+    n = _overlap_words(previous, text)
+    return "".join(_WORD_WITH_SPACE.findall(text)[n:]).strip() if n else text
