@@ -167,6 +167,26 @@ def test_a_claim_that_only_restates_the_question_is_below_the_groundedness_floor
     assert "grounding" not in guards_of(check_draft(declined, [PREMIUM], question=(question,)))
 
 
+def test_what_an_answer_adds_to_the_question_must_be_what_its_evidence_states():
+    question = "دوره انتظار زایمان در بیمه درمان تکمیلی چقدر است؟"
+    stated = [Claim(text="دوره انتظار زایمان ۹ ماه است.", chunk_ids=["c1"])]
+    # The question with a garbled word in it, or with a function word, adds nothing the chunk states.
+    for echo in ("دوره انتظار زایمان در بیمه درمان تکمیلی چه ماهتی است", "دوره انتظار زایمان در بیمه درمان تکمیلی هم است"):
+        draft = GenerateResult(answer=echo, claims=stated, citations=["c1"], answered=True, confidence=1.0)
+        violations = check_draft(draft, [PREMIUM], language="fa", question=(question,))
+        assert guards_of(violations) == ["grounding"] and "restates the question" in violations[0], echo
+        garbled_claim = draft.model_copy(update={"answer": "۹ ماه", "claims": [Claim(text=echo, chunk_ids=["c1"])]})
+        assert guards_of(check_draft(garbled_claim, [PREMIUM], language="fa", question=(question,))) == ["grounding"]
+    # The chunk's figure alone, or its words, is something added.
+    for answer in ("۹ ماه", "دوره انتظار زایمان در بیمه درمان تکمیلی ماه"):
+        draft = GenerateResult(answer=answer, claims=stated, citations=["c1"], answered=True, confidence=1.0)
+        assert check_draft(draft, [PREMIUM], language="fa", question=(question,)) == [], answer
+    # An English answer from Persian evidence cannot add the evidence's own words: its new words suffice.
+    english = GenerateResult(answer="The maternity waiting period is 9 months.", claims=stated, citations=["c1"],
+                             answered=True, confidence=1.0)
+    assert check_draft(english, [PREMIUM], language="en", question=("How long is the maternity waiting period?",)) == []
+
+
 SIXTY_DAYS = chunk("p#39", "بيمه مركزى مكلف است حداكثر ظرف مدت شصت روز از تاريخ تسليم آخرين مدارك نظر خود را اعلام نمايد.",
                    title="قانون تأسیس بیمه مرکزی")
 

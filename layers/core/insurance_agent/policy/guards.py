@@ -34,7 +34,8 @@ from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Calculation, GenerateResult
 from insurance_agent.policy.money import calculation_violations
 from insurance_agent.policy.untrusted import instruction_sentences
-from insurance_agent.text import detect_language, digit_figures, numbers_in, tokens, word_figures
+from insurance_agent.analysis import PLAIN_TERMS
+from insurance_agent.text import detect_language, digit_figures, figures_in, numbers_in, tokens, word_figures
 
 # Letters of its own words past which an answer in the other script is in the wrong language (a
 # product name or a short term of the other language is not).
@@ -145,6 +146,22 @@ def language_guard(answer: str, cited_chunks: Iterable[RetrievedChunk], language
     return own_other >= WRONG_SCRIPT_MIN_LETTERS and own_other > written
 
 
+def _adds_to_question(text: str, asked: set[str], asked_figures: set[str], evidence: list[RetrievedChunk]) -> bool:
+    """Whether `text` says something the question does not: a content word or a figure beyond the
+    question's, and, written in its evidence's language, one its evidence states. The reader restated
+    a question with a garbled word in it («در مهلتی چه ماهتی»), which no document states; a
+    cross-language answer is only held to the first half (its own words cannot be its evidence's)."""
+    new_words = {word for word in PLAIN_TERMS.content_terms(text) if word not in asked}
+    new_figures = figures_in(text) - asked_figures
+    if not new_words and not new_figures:
+        return False
+    evidence_text = "\n".join(f"{chunk.title}\n{chunk.text}" for chunk in evidence)
+    if not evidence or detect_language(text) != detect_language(evidence_text):
+        return True
+    digits, words = _stated_figures(evidence)
+    return bool(new_words & set(tokens(evidence_text))) or bool(new_figures & (digits | set(words)))
+
+
 def check_draft(
     result: GenerateResult,
     chunks: Iterable[RetrievedChunk],
@@ -184,17 +201,21 @@ def check_draft(
         violations.append(Violation("instructions", "the answer repeats instruction-like text from a document"))
     if language and result.answered and language_guard(result.answer, cited_chunks, language):
         violations.append(Violation("language", f"the answer is not written in the language of the question ({language})"))
+    question = list(question)
     asked = {word for text in question for word in tokens(text)}
     if asked and result.answered:
-        def restates(text: str) -> bool:
-            return set(tokens(text)) <= asked
+        asked_figures = {figure for text in question for figure in figures_in(text)}
 
-        if result.answer.strip() and restates(result.answer):
+        def restates(text: str, evidence: list[RetrievedChunk]) -> bool:
+            return not _adds_to_question(text, asked, asked_figures, evidence)
+
+        if result.answer.strip() and restates(result.answer, cited_chunks):
             violations.append(Violation("grounding", "the answer only restates the question: it says nothing the "
                                                      "question does not; state what the evidence says"))
         violations += [Violation("grounding", f"claim {claim.text!r} only restates the question: a claim states what "
                                               "its chunks say")
-                       for claim in result.claims if restates(claim.text)]
+                       for claim in result.claims
+                       if restates(claim.text, [by_id[chunk_id] for chunk_id in claim.chunk_ids if chunk_id in by_id])]
 
     reported = set(unsupported)
     for claim in result.claims:
