@@ -190,14 +190,13 @@ _HUNDRED_WORDS = {"hundred", "صد"}
 #: Scale words, after digits («۲۰۰ میلیون») or words («دو میلیون و پانصد هزار»): here and in policy/money.py.
 SCALE_WORDS = {"هزار": 10**3, "یکهزار": 10**3, "میلیون": 10**6, "ملیون": 10**6, "میلیارد": 10**9,
                "thousand": 10**3, "million": 10**6, "billion": 10**9}
-_SCALE_WORDS = SCALE_WORDS
 _JOINERS = {"و", "and"}
 # Words that are a figure only inside a longer number: alone they are mostly "a" and "no" («یک روز»
 # is "one day" and "a day"; «نه» is "nine" and "no"; "one" is also a pronoun).
 _AMBIGUOUS_ALONE = {"یک", "نه", "one"}
 _TENS = {20, 30, 40, 50, 60, 70, 80, 90}
 _FIGURE_TOKEN = re.compile(r"\d+(?:[,.]\d+)*|[^\W\d_]+", re.UNICODE)
-_SCALED_DIGITS = re.compile(r"\d+(?:[,.]\d+)*(?=\s+(?:%s)(?!\w))" % "|".join(_SCALE_WORDS))
+_SCALED_DIGITS = re.compile(r"\d+(?:[,.]\d+)*(?=\s+(?:%s)(?!\w))" % "|".join(SCALE_WORDS))
 
 
 def _digits_value(raw: str) -> float | None:
@@ -246,7 +245,7 @@ def written_figures(text: str) -> list[Figure]:
         value, parts, end = _number_at(words, index)
         if parts:
             first = words[index][0]
-            lone = parts == 1 and (first in _AMBIGUOUS_ALONE or first in _SCALE_WORDS)
+            lone = parts == 1 and (first in _AMBIGUOUS_ALONE or first in SCALE_WORDS)
             wording = " ".join(word for word, _ in words[index:end])
             found.append(Figure(_figure(value), wording, first[0].isdigit(), lone))
             index = end
@@ -255,25 +254,17 @@ def written_figures(text: str) -> list[Figure]:
     return found
 
 
-def spelled_figures(text: str, *, alone: bool = True) -> set[str]:
-    """Values of the figures of `written_figures`; with `alone` false, without the lone ones."""
-    return {figure.value for figure in written_figures(text) if alone or not figure.lone}
-
-
-def digit_figures(text: str) -> set[str]:
-    """The figures `text` writes in digits: numbers_in's, with a digit run and its scale word one figure
-    («۵۰ میلیون» is 50000000, not also 50)."""
-    unscaled = _SCALED_DIGITS.sub(" ", normalize(text))
-    return numbers_in(unscaled) | {figure.value for figure in written_figures(text) if figure.in_digits}
-
-
-def word_figures(text: str, *, alone: bool = True) -> dict[str, str]:
-    """The figures `text` writes in words only, each value with its first wording («60»: «شصت»)."""
-    found: dict[str, str] = {}
-    for figure in written_figures(text):
+def figure_forms(text: str, *, alone: bool = True) -> tuple[set[str], dict[str, str]]:
+    """The figures `text` writes in digits (numbers_in's, a digit run and its scale word one figure:
+    «۵۰ میلیون» is 50000000, not also 50), and those it writes in words only, each value with its
+    first wording («60»: «شصت»); with `alone` false, without the lone ones («یک», «نه», "one")."""
+    figures = written_figures(text)
+    digits = numbers_in(_SCALED_DIGITS.sub(" ", normalize(text))) | {f.value for f in figures if f.in_digits}
+    words: dict[str, str] = {}
+    for figure in figures:
         if not figure.in_digits and (alone or not figure.lone):
-            found.setdefault(figure.value, figure.wording)
-    return found
+            words.setdefault(figure.value, figure.wording)
+    return digits, words
 
 
 def _number_at(words: list[tuple[str, str]], start: int) -> tuple[float, int, int]:
@@ -284,7 +275,7 @@ def _number_at(words: list[tuple[str, str]], start: int) -> tuple[float, int, in
     while position < len(words):
         word, gap = words[position]
         # "one thousand, five hundred": a comma may follow a scale word inside an English number.
-        if parts and gap and not (gap == "," and last == scale and word not in _SCALE_WORDS):
+        if parts and gap and not (gap == "," and last == scale and word not in SCALE_WORDS):
             break
         if word in _HUNDRED_WORDS and parts and not joined and 0 < group < 10:
             group *= 100
@@ -295,16 +286,16 @@ def _number_at(words: list[tuple[str, str]], start: int) -> tuple[float, int, in
             last = _NUMBER_WORDS[word]
         elif word in _HUNDRED_WORDS and not parts:
             group, last = 100.0, 100.0
-        elif word in _SCALE_WORDS and _SCALE_WORDS[word] < scale and (parts or not joined):
-            total += (group or 1) * _SCALE_WORDS[word]
-            group, last = 0.0, float(_SCALE_WORDS[word])
+        elif word in SCALE_WORDS and SCALE_WORDS[word] < scale and (parts or not joined):
+            total += (group or 1) * SCALE_WORDS[word]
+            group, last = 0.0, float(SCALE_WORDS[word])
             scale = last
-        elif word in _SCALE_WORDS and parts and not joined and last == scale:  # «هزار میلیارد»: scales multiply
-            total *= _SCALE_WORDS[word]
+        elif word in SCALE_WORDS and parts and not joined and last == scale:  # «هزار میلیارد»: scales multiply
+            total *= SCALE_WORDS[word]
             last = scale = float(total)
         elif word[0].isdigit() and not parts and position + 1 < len(words) and not words[position + 1][1] \
-                and words[position + 1][0] in _SCALE_WORDS and _digits_value(word) is not None:
-            group, last = _digits_value(word), float("inf")
+                and words[position + 1][0] in SCALE_WORDS and (value := _digits_value(word)) is not None:
+            group, last = value, float("inf")
         elif word in _JOINERS and parts and not joined:
             joined = True
             position += 1
@@ -322,7 +313,8 @@ def _number_at(words: list[tuple[str, str]], start: int) -> tuple[float, int, in
 def figures_in(text: str) -> set[str]:
     """Every figure `text` states, in digits or in words, in numbers_in's canonical form; «یک», «نه»,
     "one" or a scale word alone is no figure."""
-    return digit_figures(text) | set(word_figures(text, alone=False))
+    digits, words = figure_forms(text, alone=False)
+    return digits | set(words)
 
 
 def tokens(text: str) -> list[str]:

@@ -35,7 +35,7 @@ from insurance_agent.models.roles import Calculation, GenerateResult
 from insurance_agent.policy.money import calculation_violations
 from insurance_agent.policy.untrusted import instruction_sentences
 from insurance_agent.analysis import PLAIN_TERMS
-from insurance_agent.text import detect_language, digit_figures, figures_in, numbers_in, tokens, word_figures
+from insurance_agent.text import detect_language, figure_forms, figures_in, numbers_in, tokens
 
 # Letters of its own words past which an answer in the other script is in the wrong language (a
 # product name or a short term of the other language is not).
@@ -85,8 +85,9 @@ def _stated_figures(cited_chunks: Iterable[RetrievedChunk],
     words: dict[str, str] = {}
     for chunk in cited_chunks:
         for text in (chunk.text, chunk.title):
-            digits |= digit_figures(text)
-            for value, wording in word_figures(text).items():
+            stated_digits, stated_words = figure_forms(text)
+            digits |= stated_digits
+            for value, wording in stated_words.items():
                 words.setdefault(value, wording)
     for result in calculator_results:
         if isinstance(result, Calculation):
@@ -108,7 +109,7 @@ def figure_findings(
     the other way round («۶۰ روز» for the chunk's «شصت روز»): the right figure, to be quoted as
     the document writes it so the customer finds it there."""
     digits, words = _stated_figures(cited_chunks, calculator_results)
-    written_digits, written_words = digit_figures(answer), word_figures(answer, alone=False)
+    written_digits, written_words = figure_forms(answer, alone=False)
     findings: dict[str, str | None] = {}
     for value in sorted(written_digits | set(written_words)):
         if (value in written_digits and value in digits) or (value in written_words and value in words):
