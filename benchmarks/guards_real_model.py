@@ -9,8 +9,9 @@ A model too small to route (SmolLM2-135M-Instruct hands every turn over at triag
 whole turns, so `agent eval` with it measures routing, not the guards. Here every turn still runs
 through the real graph with `ModelProvider=openai` (the provider, langchain-openai, the prompts and
 tool schemas, the guards, the ASL's loops), but the model server is tools/agent_harness/openai_endpoint.py
-relaying only GroundedAnswer (generate) and ClaimCheck (verify) to the real server and answering
-triage, contextualize, grade and clarify with the offline provider's decisions. What the figures
+relaying only GroundedAnswer (generate; QuotedAnswer with `--answer-format quote`) and ClaimCheck
+(verify) to the real server and answering triage, contextualize, grade and clarify with the offline
+provider's decisions. What the figures
 say: of the real model's drafts, how many each deterministic guard rejected, how many its own
 verify rejected, and how many reached the user, scored by the set's rule (a wrong answer shown is
 one the guards let through). The report (report.json, report.html) is `agent eval`'s.
@@ -36,7 +37,7 @@ from agent_local.evaluation.questions import load_questions
 from agent_harness.openai_endpoint import OpenAIEndpoint
 from agent_local.stack import LocalStack
 
-RELAYED = frozenset({"GroundedAnswer", "ClaimCheck"})
+RELAYED = frozenset({"GroundedAnswer", "QuotedAnswer", "ClaimCheck"})
 DEFAULT_MODEL = "smollm2-135m-instruct"
 
 
@@ -52,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--half", choices=("fit", "report"), help="only this half (default: every item)")
     parser.add_argument("--limit", type=int, help="only the first N items (of the half), in file order")
     parser.add_argument("--top-k", help="TopK: fewer chunks make a shorter draft prompt for a slow server")
+    parser.add_argument("--answer-format", choices=("compose", "quote"), default="compose",
+                        help="AnswerFormat: the model writes the answer, or picks the sentence that is quoted")
+    parser.add_argument("--offline-verify", action="store_true",
+                        help="verify by the offline provider's check instead of the real model (ClaimCheck not relayed)")
     parser.add_argument("--out", type=Path, default=Path("guards-real-model"))
     args = parser.parse_args(argv)
 
@@ -71,17 +76,19 @@ def main(argv: list[str] | None = None) -> int:
     if not questions.items:
         print(f"no item of the question file is in the {(args.half or '').upper()} half", file=sys.stderr)
         return 2
-    with OpenAIEndpoint([("127.0.0.1", 0)], upstream=args.upstream, relay_tools=RELAYED) as endpoint:
+    relayed_tools = RELAYED - {"ClaimCheck"} if args.offline_verify else RELAYED
+    with OpenAIEndpoint([("127.0.0.1", 0)], upstream=args.upstream, relay_tools=relayed_tools) as endpoint:
         overrides = {"ModelProvider": "openai", "OpenAIBaseUrl": endpoint.url, "OpenAISmallModel": args.model,
                      "OpenAIMainModel": args.model, "OpenAIStructuredOutput": args.structured_output,
-                     "ModelTimeoutSeconds": str(args.timeout)} | ({"TopK": args.top_k} if args.top_k else {})
+                     "ModelTimeoutSeconds": str(args.timeout), "AnswerFormat": args.answer_format}
+        overrides |= {"TopK": args.top_k} if args.top_k else {}
         with console.progress(questions.turn_count) as shown:
             run = runner.run((args.data / "corpus").resolve(), questions, overrides=overrides,
                              on_ingest=shown.ingest, on_turn=shown.turn)
         endpoint.wait_idle(30)
         calls = endpoint.calls()
-    run.meta |= {"questions": str(args.questions or args.data / "questions.json"), "relayed_roles": sorted(RELAYED),
-                 "upstream_model": args.model}
+    run.meta |= {"questions": str(args.questions or args.data / "questions.json"), "relayed_roles": sorted(relayed_tools),
+                 "upstream_model": args.model, "answer_format": args.answer_format}
     data, page = report.write(run, args.out)
     console.print_tables(run.summary)
 

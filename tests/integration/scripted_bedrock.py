@@ -65,6 +65,15 @@ def answer_from_evidence(request: dict[str, Any]) -> dict[str, Any]:
             "claims": [{"text": text, "chunk_ids": [chunk["chunk_id"]]}]}
 
 
+def quote_sentence_with(word: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A quote pick (MODEL_ANSWER_FORMAT=quote): the first offered sentence holding `word`, else none."""
+    def answer(request: dict[str, Any]) -> dict[str, Any]:
+        offered = [row for passage in block_data(request, "evidence") for row in passage["sentences"]]
+        return {"sentence": next((row["id"] for row in offered if word in row["text"]), "none")}
+
+    return answer
+
+
 def all_supported(request: dict[str, Any]) -> dict[str, Any]:
     claims = block_data(request, "claims")
     return {"verdicts": [{"claim": c["claim"], "supported": True} for c in claims]}
@@ -90,6 +99,7 @@ DEFAULTS: dict[str, Behaviour] = {
     "EvidenceGrade": grade_all("sufficient"),
     "ClarifyingQuestion": {"question": "کدام مورد منظور شماست؟"},
     "GroundedAnswer": answer_from_evidence,
+    "QuotedAnswer": {"sentence": "none"},
     "Reply": {"reply": "سلام! چطور می‌توانم کمکتان کنم؟"},
     "ClaimCheck": all_supported,
 }

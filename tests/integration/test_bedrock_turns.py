@@ -14,7 +14,7 @@ import pytest
 from insurance_agent.models.turn import EscalationReason
 from insurance_agent.nodes import messages
 from probes import assert_thread_consistent, bedrock, states_entered, turn_parts  # noqa: F401 - fixture
-from scripted_bedrock import MAIN, throttle
+from scripted_bedrock import MAIN, quote_sentence_with, throttle
 
 pytestmark = pytest.mark.stack
 
@@ -41,6 +41,34 @@ def test_answered_turn(conversation, bedrock):
     assert [name for name, _ in sent][0] == "TriageDecision" and ("GroundedAnswer", MAIN) in sent
     assert reply["trace"]["model_invocations"] == len(bedrock.requests) == reply["trace"]["llm_calls"]
     assert [t.status for t in assert_thread_consistent(chat.thread_id).turns] == ["answer"]
+
+
+@pytest.fixture
+def quote_format(monkeypatch):
+    """MODEL_ANSWER_FORMAT=quote, set before the `bedrock` fixture builds the provider."""
+    monkeypatch.setenv("MODEL_ANSWER_FORMAT", "quote")
+
+
+def test_a_quoted_answer_is_the_picked_sentence_verbatim_through_verify_and_the_guards(quote_format, conversation,
+                                                                                     bedrock):
+    bedrock.script("QuotedAnswer", quote_sentence_with("زایمان"))
+    reply = conversation().say(KNOWLEDGE)
+    assert reply["status"] == "answer", reply
+    assert reply["trace"]["path"][-3:] == ["Generate", "Verify", "WriteMemory"]
+    sent = [(r["toolConfig"]["tools"][0]["toolSpec"]["name"], r["modelId"]) for r in bedrock.requests]
+    assert ("QuotedAnswer", MAIN) in sent and "GroundedAnswer" not in {name for name, _ in sent}
+    picked = next(r for r in bedrock.requests if r["toolConfig"]["tools"][0]["toolSpec"]["name"] == "QuotedAnswer")
+    from scripted_bedrock import block_data
+
+    offered = [row["text"] for passage in block_data(picked, "evidence") for row in passage["sentences"]]
+    quoted = next(text for text in offered if "زایمان" in text)
+    assert quoted in reply["message"] and len(reply["citations"]) == 1
+
+
+def test_no_sentence_picked_hands_the_turn_over(quote_format, conversation, bedrock):
+    reply = conversation().say(KNOWLEDGE)  # the script's default pick is "none"
+    assert reply["status"] in {"escalate", "clarify"}, reply
+    assert bedrock.count("QuotedAnswer") >= 1 and bedrock.count("ClaimCheck") == 0
 
 
 def test_throttling_retried_inside_the_node(conversation, bedrock):

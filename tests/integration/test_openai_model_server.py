@@ -128,3 +128,31 @@ def test_every_role_gets_a_schema_valid_answer_or_a_typed_failure_from_a_real_mo
         # Whatever the model wrote, a draft citing no retrieved chunk or stating another figure is stopped.
         violations = check_draft(draft, [chunk], calculator_results=draft.calculations, language="fa")
         assert violations or (set(draft.citations) <= {"health#3"} and draft.citations), draft
+
+
+@pytest.mark.stack
+def test_a_quote_pick_from_a_real_model_is_a_sentence_of_the_evidence_or_no_answer(model_server):
+    from insurance_agent.config import ModelSettings, Settings
+    from insurance_agent.models.chunks import RetrievedChunk
+    from insurance_agent.models.roles import GenerateRequest, Intent
+    from insurance_agent.policy.guards import check_draft
+    from insurance_agent.quotes import strip_frame
+    from insurance_llm.openai import OpenAIProvider
+
+    base_url, model = model_server
+    settings = Settings(models=ModelSettings(provider="openai", small_model_id=model, main_model_id=model,
+                                             openai_base_url=base_url, openai_structured_output="function_calling",
+                                             timeout_seconds=60, answer_format="quote"))
+    sentences = ["دوره انتظار زایمان ۲۷۰ روز از تاریخ شروع بیمه‌نامه است.",
+                 "هزینه عینک تا سقف ۵٬۰۰۰٬۰۰۰ ریال پرداخت می‌شود."]
+    chunk = RetrievedChunk(chunk_id="health#3", file_id="health", title="بیمه تکمیلی درمان", tenant_id="t",
+                           score=1.0, text=" ".join(sentences))
+    question = "دوره انتظار زایمان در بیمه تکمیلی درمان چقدر است؟"
+    draft = OpenAIProvider(settings=settings).generate(
+        GenerateRequest(route=Intent.KNOWLEDGE, message=question, query=question, chunks=[chunk]))
+    # The grammar holds the pick to the offered ids: whatever the model picks is quoted whole, or nothing is.
+    if draft.answered:
+        assert strip_frame(draft.answer, [chunk.title]) in sentences and draft.citations == ["health#3"], draft
+        assert check_draft(draft, [chunk], language="fa") == []
+    else:
+        assert draft.answer == "" and draft.claims == []

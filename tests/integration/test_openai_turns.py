@@ -110,6 +110,22 @@ def test_answered_turn_over_the_wire(conversation, openai_server):
     _row("none", openai_server, reply, seconds)
 
 
+def test_a_quoted_answer_over_the_wire_is_an_offered_sentence_verbatim(conversation, openai_server, monkeypatch):
+    from agent_harness.openai_endpoint import request_data
+    from insurance_agent.text import display_text
+
+    _use_settings(monkeypatch, MODEL_ANSWER_FORMAT="quote")
+    chat, reply, seconds = _say(conversation)
+    assert reply["status"] == "answer", reply
+    calls = _calls(openai_server)
+    tools = [c["tool"] for c in calls]
+    assert "QuotedAnswer" in tools and "GroundedAnswer" not in tools
+    data, _ = request_data(next(c["request"] for c in calls if c["tool"] == "QuotedAnswer"))
+    offered = [display_text(row["text"]) for passage in data["evidence"] for row in passage["sentences"]]
+    assert any(sentence in reply["message"] for sentence in offered), (reply["message"], offered)
+    assert len(reply["citations"]) == 1
+
+
 @pytest.mark.parametrize("kind", FAULTS_THROUGHOUT)
 def test_a_server_failing_every_request_hands_the_turn_over(conversation, openai_server, monkeypatch, kind):
     _use_settings(monkeypatch, MODEL_TIMEOUT_SECONDS=str(READ_TIMEOUT))

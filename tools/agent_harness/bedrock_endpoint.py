@@ -212,6 +212,28 @@ class OfflineModel:
         return {"answered": result.answered and bool(result.answer.strip()), "answer": result.answer,
                 "claims": claims, "calculations": calculations, "confidence": result.confidence}
 
+    def _QuotedAnswer(self, data: dict[str, Any], system: str) -> dict[str, Any]:
+        """The offered sentence that the quoting generator quotes first, else "none"."""
+        from insurance_agent.models.roles import GenerateRequest, Intent
+        from insurance_agent.quotes import strip_frame
+        from insurance_agent.text import display_text
+
+        passages = data.get("evidence") or []
+        chunks = self._chunks([{"chunk_id": f"passage-{n}#0", "title": passage.get("title", ""),
+                                "text": "\n".join(row["text"] for row in passage.get("sentences", []))}
+                               for n, passage in enumerate(passages)])
+        message = data.get("user_message", "")
+        result = self.provider.generate(GenerateRequest(
+            route=Intent.KNOWLEDGE, message=message, query=data.get("query", ""), chunks=chunks,
+            language=self._language(message, system)))
+        titles = [chunk.title for chunk in chunks]
+        quotes = [strip_frame(claim.text, titles) for claim in result.claims] if result.answered else []
+        for quote in quotes:
+            for row in (row for passage in passages for row in passage.get("sentences", [])):
+                if display_text(row["text"]) in quote:
+                    return {"sentence": row["id"]}
+        return {"sentence": "none"}
+
     def _Reply(self, data: dict[str, Any], system: str) -> dict[str, Any]:
         from insurance_agent.models.roles import GenerateRequest, Intent
 

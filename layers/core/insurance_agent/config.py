@@ -176,6 +176,10 @@ class ModelSettings(EnvironmentSettings):
     openai_base_url: str | None = _setting(None, "OPENAI_BASE_URL", "OpenAIBaseUrl")
     openai_structured_output: Literal["json_schema", "function_calling"] = _setting(
         "json_schema", "OPENAI_STRUCTURED_OUTPUT", "OpenAIStructuredOutput")
+    # How a language model's generate answers: "compose", in its own words with each claim citing its
+    # chunks, or "quote", by picking the sentence of the evidence that answers, which is then quoted
+    # verbatim and cited. Quote is for a drafter too small to be trusted to write: it can still read.
+    answer_format: Literal["compose", "quote"] = _setting("compose", "MODEL_ANSWER_FORMAT", "AnswerFormat")
     # Roles served by another provider than `provider` ("grade:openai,generate:openai"): a cheap
     # router beside a strong drafter. A role not listed uses `provider`.
     # NoDecode: the variable is role:provider text, not the JSON pydantic-settings expects of a dict.

@@ -46,7 +46,8 @@ from insurance_agent.policy.escalation import load_policy
 from insurance_agent.roles.base import ModelProvider
 from insurance_llm import wire
 from insurance_llm.prompts import LANGUAGE_NAMES, block, system_prompt, user_prompt
-from insurance_agent.text import turn_language
+from insurance_agent.quotes import quotable_sentences, quote_claim
+from insurance_agent.text import normalize, turn_language
 
 MAX_CHUNK_CHARS = 6000
 MAX_HISTORY_CHARS = 600
@@ -319,6 +320,8 @@ class LanguageModelProvider(ModelProvider):
             return self._smalltalk(request)
         if request.route == Intent.HANDOFF_REQUEST or not request.chunks:
             return GenerateResult(answer="", answered=False, confidence=0.0)
+        if self.settings.models.answer_format == "quote":
+            return self._quoted(request)
         blocks = [
             block("user_message", request.message),
             block("query", request.query),
@@ -389,6 +392,40 @@ class LanguageModelProvider(ModelProvider):
         if result is None:
             raise ModelOutputError(f"{role}: the model refused or returned an empty answer")
         return result
+
+    def _quoted(self, request: GenerateRequest) -> GenerateResult:
+        """MODEL_ANSWER_FORMAT=quote: the model picks the sentence of the evidence that answers, which
+        is quoted verbatim and cited (a table row under its header row); nothing is in its own words.
+
+        Sentences a verify or guard rejected (`feedback` quotes them) are not offered again. The model
+        gives no degree, only a sentence or none, so an answer it gives has confidence 1.0."""
+        rejected = [normalize(item) for item in request.feedback]
+        sentences = [
+            sentence for chunk in request.chunks for sentence in quotable_sentences(chunk)
+            if not any(normalize(sentence.text) in item for item in rejected)
+        ]
+        if not sentences:
+            return GenerateResult(answer="", answered=False, confidence=0.0)
+        numbered = {f"S{number}": sentence for number, sentence in enumerate(sentences, start=1)}
+        passages: dict[str, dict] = {}
+        for sentence_id, sentence in numbered.items():
+            passage = passages.setdefault(sentence.chunk.chunk_id, {"title": sentence.chunk.title, "sentences": []})
+            passage["sentences"].append({"id": sentence_id, "text": sentence.text})
+        prompt = user_prompt(
+            block("user_message", request.message),
+            block("query", request.query),
+            block("evidence", list(passages.values())),
+            task="Give the id of the one sentence that answers the question, or none.",
+        )
+        pick = self.caller.call("generate", self.model_for("generate"), wire.quoted_answer(list(numbered)),
+                                system_prompt("generate_quote"), prompt)
+        if pick is None or pick.sentence not in numbered:  # refused, or wire.NO_SENTENCE
+            return GenerateResult(answer="", answered=False, confidence=0.0)
+        chosen = numbered[pick.sentence]
+        quotes = [chosen.header, chosen.text] if chosen.header else [chosen.text]
+        claims = [quote_claim(chosen.chunk, quote, request.language, framed=n == 0) for n, quote in enumerate(quotes)]
+        return GenerateResult(answer="\n".join(claim.text for claim in claims), claims=claims,
+                              citations=[chosen.chunk.chunk_id], answered=True, confidence=1.0)
 
     def _smalltalk(self, request: GenerateRequest) -> GenerateResult:
         from string import Template

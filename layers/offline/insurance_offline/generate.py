@@ -70,6 +70,7 @@ from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Claim, GenerateRequest, GenerateResult, Intent
 from insurance_agent.policy.provisions import own_text
 from insurance_agent.policy.untrusted import is_instruction_like
+from insurance_agent.quotes import TABLE_SEPARATOR, plain, quote_claim
 from insurance_offline.question import (
     AnalysedQuestion,
     carries,
@@ -86,15 +87,8 @@ from insurance_offline.question import (
     unnamed_by,
     without_references,
 )
-from insurance_agent.text import detect_language, display_text, normalize, split_sentences, tokens
+from insurance_agent.text import normalize, split_sentences, tokens
 
-FRAMES = {
-    "en": "According to {title}: {quote}",
-    "fa": "بر اساس «{title}»: {quote}",
-}
-# An English answer quoting the Persian source says so, and marks where the quote starts and ends.
-SOURCE_FRAME_EN = "According to «{title}» (quoted from the Persian source): «{quote}»"
-MAX_TITLE_CHARS = 48
 
 _THANKS = re.compile(r"ممنون|مرسی|متشکر|سپاس|دست(?:ت|تون)? درد نکنه|thank|thanks|thx|appreciate", re.IGNORECASE)
 _BYE = re.compile(r"خداحافظ|خدانگهدار|فعلا|بدرود|\bbye\b|goodbye|see you", re.IGNORECASE)
@@ -122,8 +116,6 @@ _REFUSAL = {
 
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
-_TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
-_EMPHASIS = re.compile(r"\*\*|__|`")
 # Questions whose answer is a quantity: a sentence with a number answers them better than one without.
 _QUANTITY = re.compile(
     r"چقدر|چقد|چند|چه مقدار|چه میزان|میزان|مبلغ|سقف|حداکثر|حداقل|درصد|نرخ|قیمت|هزینه|"
@@ -173,12 +165,6 @@ def _heading_like(lines: list[str]) -> bool:
     return len(line.split()) <= 10 and not line.endswith(_CLOSING) and not line.startswith(("-", "*", "|"))
 
 
-def plain(text: str) -> str:
-    """`text` without Markdown emphasis; a marker between two words becomes a space, never glue."""
-    text = re.sub(r"(?<=\w)(?:\*\*|__|`)+(?=\w)", " ", text)
-    return _EMPHASIS.sub("", text)
-
-
 def _same_title(heading: str, title: str) -> bool:
     return bool(heading) and (title.startswith(heading) or heading.startswith(title))
 
@@ -199,9 +185,9 @@ def evidence_units(chunk: RetrievedChunk) -> list[Unit]:
         if all(line.startswith("|") for line in lines):
             header = None
             for index, line in enumerate(lines):
-                if _TABLE_SEPARATOR.match(line):
+                if TABLE_SEPARATOR.match(line):
                     continue
-                if header is None and index + 1 < len(lines) and _TABLE_SEPARATOR.match(lines[index + 1]):
+                if header is None and index + 1 < len(lines) and TABLE_SEPARATOR.match(lines[index + 1]):
                     header = plain(" | ".join(_cells(line)))
                     continue
                 row = " | ".join(cell for cell in _cells(line) if cell)
@@ -436,38 +422,6 @@ def is_account_evidence(chunk: RetrievedChunk) -> bool:
     return chunk.chunk_id.startswith(ACCOUNT_PREFIX)
 
 
-def short_title(title: str) -> str:
-    """A document's title as a reply cites it: whole when short, else without a trailing parenthesis
-    («(مصوب ۱۳۹۶)») and cut at a word. Quoting a long statute title before every sentence made it
-    a quarter of the reply."""
-    title = display_text(" ".join(title.split()))
-    if len(title) <= MAX_TITLE_CHARS:
-        return title
-    bare = re.sub(r"\s*[(（][^()（）]*[)）]\s*$", "", title).strip() or title
-    if len(bare) <= MAX_TITLE_CHARS:
-        return bare
-    kept: list[str] = []
-    for word in bare.split():
-        if len(" ".join([*kept, word])) > MAX_TITLE_CHARS - 1:
-            break
-        kept.append(word)
-    return " ".join(kept or bare.split()[:1]) + "…"
-
-
-def strip_frame(text: str, titles: list[str]) -> str:
-    """The quote inside a framed claim ("According to <title>: <quote>"), else the text unchanged."""
-    for title in titles:
-        for name in dict.fromkeys([title, short_title(title)]):
-            for frame in (*FRAMES.values(), SOURCE_FRAME_EN):
-                prefix = frame.format(title=name, quote="")
-                if frame.endswith("»"):
-                    prefix = prefix[:-1]
-                if text.startswith(prefix):
-                    body = text[len(prefix) :]
-                    return body[:-1] if frame.endswith("»") and body.endswith("»") else body
-    return text
-
-
 class LocalGenerator:
     def __init__(
         self,
@@ -519,8 +473,8 @@ class LocalGenerator:
             if claims and length + len(unit.text) > self.max_passage_chars:
                 break
             if unit.header and not claims:
-                claims.append(self._claim(chunk, unit.header, request.language))
-            claims.append(self._claim(chunk, unit.text, request.language, framed=not claims))
+                claims.append(quote_claim(chunk, unit.header, request.language))
+            claims.append(quote_claim(chunk, unit.text, request.language, framed=not claims))
             length += len(unit.text)
         if not claims:
             return self._abstain()
@@ -566,7 +520,7 @@ class LocalGenerator:
                     chosen.append(line)
             if not any(_FIELD_LINE.match(line) for line in chosen):
                 chosen = lines[1:] or lines  # the asked field is not in this record: show the record
-            claims += [self._claim(chunk, line, request.language, framed=i == 0) for i, line in enumerate(chosen)]
+            claims += [quote_claim(chunk, line, request.language, framed=i == 0) for i, line in enumerate(chosen)]
         if not claims:
             return self._abstain()
         return GenerateResult(
@@ -747,10 +701,10 @@ class LocalGenerator:
             if lead and focus and all(c.covered_by(text_terms(lead)) for c in focus) and lead not in introduced:
                 # a list item answering «چه مدارکی؟» is shown under the sentence that introduces it
                 introduced.add(lead)
-                claims.append(self._claim(candidate.chunk, lead, language, framed=framed))
+                claims.append(quote_claim(candidate.chunk, lead, language, framed=framed))
                 framed = False
             quote = f"{candidate.before} {candidate.unit.text}".strip()
-            claims.append(self._claim(candidate.chunk, quote, language, framed=framed))
+            claims.append(quote_claim(candidate.chunk, quote, language, framed=framed))
         citations = list(dict.fromkeys(cid for claim in claims for cid in claim.chunk_ids))
         return GenerateResult(
             answer="\n".join(claim.text for claim in claims),
@@ -760,14 +714,3 @@ class LocalGenerator:
             confidence=round(min(confidence, 1.0), 4),
         )
 
-    @staticmethod
-    def _claim(chunk: RetrievedChunk, quote: str, language: str, framed: bool = True) -> Claim:
-        """One quote as a claim; Arabic ي/ك and direction marks of the source are shown in Persian form."""
-        quote = display_text(quote)
-        if not framed:
-            return Claim(text=quote, chunk_ids=[chunk.chunk_id])
-        title = short_title(chunk.title.strip() or chunk.file_id)
-        frame = FRAMES[language]
-        if language == "en" and detect_language(quote) == "fa":
-            frame = SOURCE_FRAME_EN
-        return Claim(text=frame.format(title=title, quote=quote), chunk_ids=[chunk.chunk_id])

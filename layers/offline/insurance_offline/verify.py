@@ -19,7 +19,8 @@ import re
 from insurance_offline.lexical import canonical, contains, ground_concepts, query_concepts, text_terms
 from insurance_agent.models.roles import Claim, VerifyRequest, VerifyResult
 from insurance_agent.policy.guards import citation_guard, number_guard
-from insurance_offline.generate import evidence_units, quote_terms, strip_frame
+from insurance_agent.quotes import strip_frame
+from insurance_offline.generate import evidence_units, quote_terms
 from insurance_offline.question import focus_concepts, has_number, question_shape
 from insurance_agent.text import split_sentences
 from insurance_text import content_terms

@@ -42,7 +42,8 @@ class StubbedBedrock:
         self.stubber.activate()
         self._calls = 0
 
-    def provider(self, *, max_attempts: int = 3, guardrail_id: str | None = None, **policy: Any) -> BedrockProvider:
+    def provider(self, *, max_attempts: int = 3, guardrail_id: str | None = None, answer_format: str = "compose",
+                 **policy: Any) -> BedrockProvider:
         settings = Settings(
             models=ModelSettings(
                 provider="bedrock",
@@ -52,6 +53,7 @@ class StubbedBedrock:
                 max_attempts=max_attempts,
                 guardrail_id=guardrail_id,
                 guardrail_version="4",
+                answer_format=answer_format,
             ),
             policy=PolicySettings(**policy),
         )

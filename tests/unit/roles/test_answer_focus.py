@@ -11,7 +11,8 @@ from insurance_offline.colloquial import formalize, is_verb_form
 from insurance_offline.lexical import contains, query_concepts, text_terms
 from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Claim, GenerateRequest, Intent, VerifyRequest
-from insurance_offline.generate import LocalGenerator, evidence_units, strip_frame
+from insurance_agent.quotes import strip_frame
+from insurance_offline.generate import LocalGenerator, evidence_units
 from insurance_offline.question import focus_concepts, has_number
 from insurance_offline.verify import LocalVerifier
 

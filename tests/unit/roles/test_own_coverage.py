@@ -19,8 +19,8 @@ from insurance_offline.generate import (
     evidence_units,
     neighbour_terms,
     quote_terms,
-    strip_frame,
 )
+from insurance_agent.quotes import strip_frame
 from insurance_offline.question import carries, specific_tier
 from insurance_offline.verify import LocalVerifier
 

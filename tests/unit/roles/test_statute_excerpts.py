@@ -14,7 +14,8 @@ from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import GenerateRequest, Intent, VerifyRequest
 from insurance_search.chunking import chunk_document
 from insurance_search.documents import load_document
-from insurance_offline.generate import LocalGenerator, evidence_units, plain, short_title
+from insurance_agent.quotes import plain, short_title
+from insurance_offline.generate import LocalGenerator, evidence_units
 from insurance_offline.verify import LocalVerifier
 
 EXCERPT = Path(__file__).resolve().parents[2] / "data" / "statutes" / "premium-bylaw-excerpt.md"
