@@ -93,11 +93,13 @@ class Sentence:
 def quotable_sentences(chunk: RetrievedChunk) -> list[Sentence]:
     """The chunk's sentences and table rows, verbatim (Markdown emphasis aside), in reading order.
 
-    A label too short to state anything («ماده ۳۶.») is kept with the sentence it introduces; a
-    table's separator row is left out; text addressed to an assistant is never quotable."""
+    A label too short to state anything («ماده ۳۶.», or «ماده ۱» on a line of its own) is kept with
+    the sentence it introduces and is never a sentence alone; a table's separator row is left out;
+    text addressed to an assistant is never quotable."""
     sentences: list[Sentence] = []
     lines = [line.strip() for line in chunk.text.splitlines() if line.strip()]
     header: str | None = None
+    label = ""  # carried to the next line too: a heading line «ماده ۱» introduces the sentence under it
     for index, line in enumerate(lines):
         if line.startswith("|"):
             if TABLE_SEPARATOR.match(line):
@@ -109,7 +111,6 @@ def quotable_sentences(chunk: RetrievedChunk) -> list[Sentence]:
                 sentences.append(Sentence(chunk, row, header))
             continue
         header = None
-        label = ""
         for sentence in split_sentences(line):
             sentence = plain(sentence).strip()
             if len(sentence.split()) <= _LABEL_WORDS:
@@ -117,6 +118,5 @@ def quotable_sentences(chunk: RetrievedChunk) -> list[Sentence]:
                 continue
             sentences.append(Sentence(chunk, f"{label} {sentence}".strip()))
             label = ""
-        if label:
-            sentences.append(Sentence(chunk, label))
+    # A label left at the end states nothing: quoted alone («ماده ۱») it answered a question.
     return [sentence for sentence in sentences if not is_instruction_like(sentence.text)]

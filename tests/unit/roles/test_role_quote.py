@@ -110,6 +110,12 @@ def test_quotable_sentences_keep_a_label_with_its_sentence_and_drop_instructions
                      "تبصره ـ این حکم شامل اقارب نیز می‌شود."]
 
 
+def test_a_label_on_a_line_of_its_own_introduces_the_next_line_and_is_never_quoted_alone():
+    chunk = make_chunk("law-1", "f-law", "قانون", "ماده ۱\nاین حکم شامل کارکنان دولت نیز می‌شود.\nتبصره ۲", 0.03)
+    assert [sentence.text for sentence in quotable_sentences(chunk)] == [
+        "ماده ۱ این حکم شامل کارکنان دولت نیز می‌شود."]
+
+
 def test_the_answer_format_is_one_of_the_two():
     from insurance_agent.config import ModelSettings
 
