@@ -35,6 +35,11 @@ def plain(text: str) -> str:
     return _EMPHASIS.sub("", text)
 
 
+def table_cells(line: str) -> list[str]:
+    """The cells of a Markdown table row, stripped (empty ones too: their position is their column)."""
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
 def short_title(title: str) -> str:
     """A document's title as a reply cites it: whole when short, else without a trailing parenthesis
     («(مصوب ۱۳۹۶)») and cut at a word. Quoting a long statute title before every sentence made it
@@ -104,7 +109,7 @@ def quotable_sentences(chunk: RetrievedChunk) -> list[Sentence]:
         if line.startswith("|"):
             if TABLE_SEPARATOR.match(line):
                 continue
-            row = " | ".join(cell for cell in (plain(cell).strip() for cell in line.strip("|").split("|")) if cell)
+            row = plain(" | ".join(cell for cell in table_cells(line) if cell))
             if index + 1 < len(lines) and TABLE_SEPARATOR.match(lines[index + 1]):
                 header = row
             elif row:

@@ -70,7 +70,7 @@ from insurance_agent.models.chunks import RetrievedChunk
 from insurance_agent.models.roles import Claim, GenerateRequest, GenerateResult, Intent
 from insurance_agent.policy.provisions import own_text
 from insurance_agent.policy.untrusted import is_instruction_like
-from insurance_agent.quotes import TABLE_SEPARATOR, plain, quote_claim
+from insurance_agent.quotes import TABLE_SEPARATOR, plain, quote_claim, table_cells
 from insurance_offline.question import (
     AnalysedQuestion,
     carries,
@@ -140,10 +140,6 @@ class Unit:
     paragraph: int = 0
 
 
-def _cells(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
 # A list item: «الف- ...», «ب ـ ...», «۱ـ ...», "2) ...", or a "label: value" line. Statutes and
 # bylaws end such items without punctuation; they are content, never headings.
 _LIST_ITEM = re.compile(r"^(?:[\u0600-\u06ff]{1,3}|\d{1,3})\s*[-ـ–—.)]\s*\S|^[^:：]{1,60}[:：]\s*\S")
@@ -188,9 +184,9 @@ def evidence_units(chunk: RetrievedChunk) -> list[Unit]:
                 if TABLE_SEPARATOR.match(line):
                     continue
                 if header is None and index + 1 < len(lines) and TABLE_SEPARATOR.match(lines[index + 1]):
-                    header = plain(" | ".join(_cells(line)))
+                    header = plain(" | ".join(table_cells(line)))
                     continue
-                row = " | ".join(cell for cell in _cells(line) if cell)
+                row = " | ".join(cell for cell in table_cells(line) if cell)
                 if row:
                     units.append(
                         Unit(plain(row), f"{heading}\n{lead}\n{header or ''}", header, len(units), plain(lead), number)
