@@ -1,7 +1,8 @@
 """The insurance-law-fa set's scoring rule, its FIT/REPORT split, the summaries and the threshold sweep.
 
 - reply and phrase are normalised alike (Arabic ي/ك -> Persian, ZWNJ -> space, Persian/Arabic digits
-  -> Latin, whitespace runs -> one space; soft hyphens and direction marks dropped);
+  -> Latin, whitespace runs -> one space); a soft hyphen, joiner or direction mark between two Persian
+  letters stands in for the half-space and is read as one (-> space), elsewhere it is dropped;
 - an answerable turn is *correct* iff the reply's status is `answer`, its citations include one of
   the expected `file_ids` and its message contains one of the `must_contain` phrases; any other
   `answer` with citations is *wrong*; every other reply is *declined*;
@@ -35,6 +36,9 @@ MISTAKES = frozenset({WRONG, ANSWERED})
 _ARABIC = str.maketrans("يكىۀة", "یکیهه")
 _DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩", "01234567890123456789")
 _INVISIBLE = re.compile("[\u200c\u200f\u200e\u00ad\u200d]")
+# Word processors put a direction mark where the half-space belongs («بیمه» RLM «نامه»), and ingest
+# shows it as the half-space: the same word either way, as `insurance_agent.text.normalize` reads it.
+_HALF_SPACE_STAND_IN = re.compile("(?<=[\u0600-\u06ff])[\u200f\u200e\u00ad\u200d]+(?=[\u0600-\u06ff])")
 
 
 def half_of(item_id: str) -> Half:
@@ -44,6 +48,7 @@ def half_of(item_id: str) -> Half:
 
 def score_text(text: str) -> str:
     """The set's normalisation, applied to replies and phrases alike."""
+    text = _HALF_SPACE_STAND_IN.sub(" ", text)
     text = text.translate(_ARABIC).translate(_DIGITS).replace("\u200c", " ")
     text = _INVISIBLE.sub("", text)
     return re.sub(r"\s+", " ", text).strip()

@@ -25,6 +25,13 @@ def test_reply_and_phrase_are_normalised_alike():
     assert score_text("بيمه\u200cنامه   ظرف ۱۵ روز\u00ad\u200f كامل") == "بیمه نامه ظرف 15 روز کامل"
 
 
+@pytest.mark.parametrize("stand_in", ["\u200f", "\u200e", "\u00ad", "\u200d", "\u200f\u200f"])
+def test_a_mark_inside_a_word_reads_as_the_half_space(stand_in):
+    # The source's «می RLM شود» is the reply's «می ZWNJ شود»: one word, so one verdict.
+    assert score_text(f"پرداخت نمی{stand_in}شود") == score_text("پرداخت نمی\u200cشود") == "پرداخت نمی شود"
+    assert judge("formal", LAW, [f"نمی{stand_in}شود"], "answer", "خسارت پرداخت نمی\u200cشود.", LAW) == "correct"
+
+
 @pytest.mark.parametrize(
     ("status", "message", "cited", "verdict"),
     [
