@@ -28,13 +28,15 @@ def endpoint():
         yield running
 
 
-def _provider(endpoint: BedrockEndpoint, attempts: int = 2, timeout: float = 120) -> BedrockProvider:
+def _provider(endpoint: BedrockEndpoint, attempts: int = 2, timeout: float = 120,
+              answer_format: str = "compose") -> BedrockProvider:
     # The offline decisions behind the endpoint take seconds on a loaded machine: only the slow case times out.
     client = boto3.client("bedrock-runtime", region_name=REGION, endpoint_url=endpoint.urls()[0],
                           aws_access_key_id="testing", aws_secret_access_key="testing",
                           config=Config(retries={"total_max_attempts": 1}, read_timeout=timeout))
     settings = Settings(models=ModelSettings(provider="bedrock", small_model_id=SMALL, main_model_id=MAIN,
-                                             bedrock_region=REGION, max_attempts=attempts, timeout_seconds=timeout))
+                                             bedrock_region=REGION, max_attempts=attempts, timeout_seconds=timeout,
+                                             answer_format=answer_format))
     return BedrockProvider(client=client, settings=settings, sleep=lambda seconds: None)
 
 
@@ -92,6 +94,20 @@ def test_wrong_drafts_carry_what_the_guards_must_catch(endpoint):
     assert INVENTED_FIGURE in _generate(provider).answer
     endpoint.state.add_fault("GroundedAnswer", Fault("wrong_language"))
     assert _generate(provider).answer.isascii()
+
+
+def test_a_quoted_answer_and_a_sentence_not_offered(endpoint):
+    provider = _provider(endpoint, answer_format="quote")
+    draft = _generate(provider)
+    assert draft.answered and draft.citations == ["health#2"] and CHUNK.text in draft.answer
+    assert [c["tool"] for c in endpoint.state.calls] == ["QuotedAnswer"]
+    # An id outside the offered ones is outside the tool's enum: corrected once, then the model's output fails.
+    endpoint.state.reset()
+    endpoint.state.add_fault("QuotedAnswer", Fault("unoffered_sentence", times=1))
+    assert CHUNK.text in _generate(provider).answer
+    endpoint.state.add_fault("QuotedAnswer", Fault("unoffered_sentence", times=2))
+    with pytest.raises(ModelOutputError):
+        _generate(provider)
 
 
 def test_a_slow_answer_times_the_client_out(endpoint):

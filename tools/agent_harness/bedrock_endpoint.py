@@ -38,6 +38,7 @@ FAULTS = {
     "foreign_citation": "GroundedAnswer citing a chunk that was not in the evidence",
     "invented_number": "GroundedAnswer stating a figure that no chunk holds",
     "wrong_language": "GroundedAnswer in the other language than the customer's",
+    "unoffered_sentence": "QuotedAnswer naming a sentence id that was not offered",
 }
 _TAG = re.compile(r"<([a-z_]+)>\n(.*?)\n</\1>", re.S)
 _LANGUAGE = re.compile(r"(?:Write the answer|Reply) in (Persian|English)")
@@ -263,6 +264,9 @@ def corrupt(tool: str, kind: str, good: dict[str, Any], data: dict[str, Any]) ->
         # Wrong types and a field the schema forbids: what a model that ignores part of the schema writes.
         return {key: ({"unexpected": True} if isinstance(value, str | bool | float | int) else value)
                 for key, value in good.items()} | {"note": "extra field"}
+    if kind == "unoffered_sentence" and tool == "QuotedAnswer":
+        offered = [row["id"] for passage in data.get("evidence") or [] for row in passage.get("sentences", [])]
+        return {"sentence": f"S{len(offered) + 1}"}
     evidence = data.get("evidence") or []
     if tool != "GroundedAnswer" or not good.get("answered") or not evidence:
         return good

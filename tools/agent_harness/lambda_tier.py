@@ -18,7 +18,9 @@ layer, not the text layer) and the model nodes call a Bedrock Runtime endpoint o
 (agent_harness/bedrock_endpoint.py) through `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`; besides the demo, the
 real-text threads (events/conversations/real_text.json) run in both runs, no turn may end in
 `system_error`, and then every model fault of `FAULT_CASES` is injected into one turn each
-(docs/resilience.md has the table this prints).
+(docs/resilience.md has the table this prints). Last, every function is restarted with
+AnswerFormat=quote and the fault turn runs clean and under the faults of `QUOTE_CASES`: the model
+picks an offered sentence, and an answer must be sentences of its cited chunks, verbatim.
 
 With `--provider openai` every function runs as packaged for an OpenAI-compatible server (the
 OpenAI layer) and the model nodes call the real model server of `make model-up` (llama.cpp's
@@ -102,6 +104,17 @@ FAULT_CASES = [
     ("answer in the other language", "GroundedAnswer", "wrong_language", 99, 0),
 ]
 
+# With AnswerFormat=quote (Bedrock) the fault turn again, every function restarted with that parameter:
+# the model picks an offered sentence and Generate quotes it. (label, tool, fault or "" for none, how
+# many requests in a row, seconds); the labels in QUOTE_ANSWERS must end as a quoted answer.
+QUOTE_CASES = [
+    ("quote: no fault", "QuotedAnswer", "", 0, 0),
+    ("quote: schema violated once", "QuotedAnswer", "schema", 1, 0),
+    ("quote: a sentence not offered, throughout", "QuotedAnswer", "unoffered_sentence", 99, 0),
+    ("quote: prose instead of a tool call", "QuotedAnswer", "prose", 99, 0),
+    ("quote: 503 throughout", "QuotedAnswer", "unavailable", 99, 0),
+]
+QUOTE_ANSWERS = {"quote: no fault", "quote: schema violated once"}
 
 # Server faults for the openai tier, every request of one turn each (the offline answers behind them):
 # (label, tool the fault hits or "*", fault, how many requests in a row, seconds for `slow`). A slow
@@ -304,7 +317,7 @@ def _sam() -> list[str]:
 
 
 def _sam_local_options(stack, provider: str = "offline", model: str = "",  # noqa: ANN001 - LocalStack
-                       role_providers: str = "") -> list[str]:
+                       role_providers: str = "", answer_format: str = "") -> list[str]:
     """Parameters and the environment file that point every container at this stack (and, with the
     openai provider, at the model endpoint on the gateway serving `model`). With `role_providers`
     (RoleProviders) each function is run with its role's provider's layer (sam local resolves the
@@ -319,6 +332,8 @@ def _sam_local_options(stack, provider: str = "offline", model: str = "",  # noq
     values = PARAMETERS | {"LocalEndpointUrl": endpoint, "ModelProvider": provider, "RoleProviders": role_providers}
     # The file wins over the shell's variables, which `sam local` also passes for declared names.
     env = {"AWS_ENDPOINT_URL": endpoint, "MODEL_PROVIDER": provider, "ROLE_PROVIDERS": role_providers}
+    if answer_format:
+        values["AnswerFormat"] = env["MODEL_ANSWER_FORMAT"] = answer_format
     if service == "bedrock":
         model_endpoint = f"http://{GATEWAY}:{BEDROCK_PORT}"
         values["LocalBedrockEndpointUrl"] = model_endpoint
@@ -335,7 +350,7 @@ def _sam_local_options(stack, provider: str = "offline", model: str = "",  # noq
     for variable, value in global_env.items():
         if isinstance(value, dict) and value.get("Ref") in stack.table_names:
             env[variable] = stack.table_names[value["Ref"]]
-    env_file = STATE / f"sam-env-{provider}.json"
+    env_file = STATE / f"sam-env-{provider}{'-' + answer_format if answer_format else ''}.json"
     env_file.write_text(json.dumps({"Parameters": env}, indent=2), encoding="utf-8")
     overrides = " ".join(f"{key}=''" if value == "" else f"{key}={value}" for key, value in values.items())
     return ["--parameter-overrides", overrides, "--env-vars", str(env_file)]
@@ -464,13 +479,14 @@ def invoke_events(stack, provider: str, model: str = "",  # noqa: ANN001 - Local
 
 
 @contextmanager
-def start_lambda(stack, log_file: Path, provider: str, model: str = "", role_providers: str = ""):  # noqa: ANN001
+def start_lambda(stack, log_file: Path, provider: str, model: str = "", role_providers: str = "",  # noqa: ANN001
+                 answer_format: str = ""):
     """`sam local start-lambda` on loopback; stopped (its whole process group) on exit."""
     if _port_open("127.0.0.1", START_LAMBDA_PORT):
         raise TierError(f"127.0.0.1:{START_LAMBDA_PORT} is taken (set LAMBDA_START_PORT)")
     command = [*_sam(), "local", "start-lambda", "--host", "127.0.0.1", "--port", str(START_LAMBDA_PORT),
                "--skip-pull-image", "--warm-containers", "LAZY",
-               *_sam_local_options(stack, provider, model, role_providers)]
+               *_sam_local_options(stack, provider, model, role_providers, answer_format)]
     with log_file.open("w") as out:
         process = subprocess.Popen(command, env=_aws_env(), cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True)
@@ -591,8 +607,10 @@ def guard_problems(reply: dict[str, Any], thread_id: str) -> list[str]:
     return problems
 
 
-def run_faults(stack, endpoint, cases: list[tuple[str, str, str, int, float]]) -> list[dict[str, Any]]:  # noqa: ANN001
-    """Each of `cases` on a turn of its own, through the ASL and the containers: what it returned."""
+def run_faults(stack, endpoint, cases: list[tuple[str, str, str, int, float]],  # noqa: ANN001
+               thread_prefix: str = "tier-fault") -> list[dict[str, Any]]:
+    """Each of `cases` on a turn of its own, through the ASL and the containers: what it returned (a
+    case without a fault kind runs the turn clean)."""
     from agent_harness.bedrock_endpoint import INVENTED_FIGURE, Fault
     from insurance_agent.store import threads, turns
     from insurance_agent.text import detect_language
@@ -600,8 +618,9 @@ def run_faults(stack, endpoint, cases: list[tuple[str, str, str, int, float]]) -
     rows = []
     for number, (label, tool, kind, times, seconds) in enumerate(cases):
         endpoint.state.reset()
-        endpoint.state.add_fault(tool, Fault(kind, times, seconds))
-        payload = FAULT_TURN | {"thread_id": f"tier-fault-{number}", "turn_id": f"tier-fault-{number}-0",
+        if kind:
+            endpoint.state.add_fault(tool, Fault(kind, times, seconds))
+        payload = FAULT_TURN | {"thread_id": f"{thread_prefix}-{number}", "turn_id": f"{thread_prefix}-{number}-0",
                                 "roles": ["user"]}
         started = time.monotonic()
         response = stack.run_turn_raw(payload)
@@ -610,7 +629,8 @@ def run_faults(stack, endpoint, cases: list[tuple[str, str, str, int, float]]) -
         endpoint.state.reset()
         row = {"fault": label, "tool": "every request" if tool == "*" else tool, "kind": kind,
                "execution": response["status"], "seconds": round(seconds_taken, 1), "model_requests": len(calls),
-               "faulted_requests": sum(1 for c in calls if c["fault"])}
+               "faulted_requests": sum(1 for c in calls if c["fault"]), "tools": sorted({c["tool"] for c in calls}),
+               "thread_id": payload["thread_id"], "turn_id": payload["turn_id"]}
         if response["status"] != "SUCCEEDED":
             log(f"fault {label} ({kind} on {tool}): execution {response['status']}: {response.get('error')} "
                 f"{str(response.get('cause'))[:300]}")
@@ -632,6 +652,56 @@ def run_faults(stack, endpoint, cases: list[tuple[str, str, str, int, float]]) -
                            "consistent": consistent, "wrong_answer": wrong})
         log(f"fault {label} ({kind} on {tool}): {status} {reply.get('reason') or ''} "
             f"{len(calls)} model requests, {seconds_taken:.1f} s")
+    return rows
+
+
+def quote_problems(row: dict[str, Any]) -> list[str]:
+    """What is wrong with a QUOTE_CASES row: a case of QUOTE_ANSWERS that did not answer, a turn whose
+    Generate did not ask for a pick, an answer that is not sentences of its cited chunks verbatim."""
+    from insurance_agent.models.chunks import RetrievedChunk
+    from insurance_agent.models.roles import GenerateResult
+    from insurance_agent.quotes import quotable_sentences, strip_frame
+    from insurance_agent.store import turns
+    from insurance_agent.text import display_text
+
+    problems = [] if "QuotedAnswer" in row["tools"] and "GroundedAnswer" not in row["tools"] else [
+        f"Generate asked for {row['tools']}, not for a pick (QuotedAnswer)"]
+    if row["fault"] in QUOTE_ANSWERS and row["status"] != "answer":
+        problems.append(f"expected a quoted answer, got {row['status']} ({row['reason']})")
+    if row["status"] != "answer":
+        return problems
+    stored = turns.get_parts(row["turn_id"], row["thread_id"])
+    if not (stored.get("draft") or {}).get("result"):
+        return [*problems, "an answer without a stored draft"]
+    result = GenerateResult.model_validate(stored["draft"]["result"])
+    chunks = {chunk.chunk_id: chunk for chunk in map(RetrievedChunk.model_validate, stored.get("chunks", []))}
+    titles = [chunk.title for chunk in chunks.values()]
+    if not result.claims:
+        problems.append("a quoted answer without its quote")
+    for claim in result.claims:
+        sentences = {display_text(text) for chunk_id in claim.chunk_ids if chunk_id in chunks
+                     for sentence in quotable_sentences(chunks[chunk_id]) for text in (sentence.text, sentence.header)
+                     if text}
+        if strip_frame(claim.text, titles) not in sentences:
+            problems.append(f"not a sentence of its cited chunk: {claim.text[:120]!r}")
+    return problems
+
+
+def run_quote_cases(stack, endpoint, provider: str) -> list[dict[str, Any]]:  # noqa: ANN001
+    """QUOTE_CASES with every function restarted on AnswerFormat=quote; each row with its `problems`."""
+    from agent_local import moto_patches
+
+    log(f"AnswerFormat=quote: the fault turn clean and under {len(QUOTE_CASES) - 1} faults, every function restarted")
+    with start_lambda(stack, STATE / f"start-lambda-{provider}-quote.log", provider, answer_format="quote") as url:
+        moto_patches.forward_to(url, {name: logical for logical, name in stack.function_names.items()})
+        try:
+            rows = run_faults(stack, endpoint, QUOTE_CASES, thread_prefix="tier-quote")
+        finally:
+            moto_patches.forward_to(None)
+    for row in rows:
+        row["problems"] = quote_problems(row) if row["execution"] == "SUCCEEDED" else []
+        for problem in row["problems"]:
+            log(f"QUOTE {row['fault']}: {problem}")
     return rows
 
 
@@ -779,6 +849,8 @@ def run_containers(stack, provider: str, model: str, endpoint, payloads: list[di
         finally:
             moto_patches.forward_to(None)
         write_invoke_times(moto_patches.forward_timings)
+    if fault_cases and provider == "bedrock":
+        run.faults += run_quote_cases(stack, endpoint, provider)
     return run
 
 
@@ -821,7 +893,7 @@ def find_problems(rows: list[dict[str, Any]], reference: list[dict[str, Any]], r
     for row in unguarded:
         log(f"GUARDS on {row['message']!r}: {row['guard_problems']}")
     failed_faults = [row for row in run.faults if row["execution"] != "SUCCEEDED" or not row["consistent"]
-                     or row["wrong_answer"]]
+                     or row["wrong_answer"] or row.get("problems")]
     return Findings(mismatches=mismatches, failed=failed, system_errors=system_errors, explained=explained,
                     unguarded=unguarded, missing=missing, failed_faults=failed_faults)
 
@@ -863,8 +935,8 @@ def raise_on_problems(findings: Findings, turns: int) -> None:
     if findings.unguarded:
         raise TierError(f"{len(findings.unguarded)} answers shown break a guard")
     if findings.failed_faults:
-        raise TierError(f"{len(findings.failed_faults)} fault cases failed an execution, left inconsistent records "
-                        "or showed a wrong answer")
+        raise TierError(f"{len(findings.failed_faults)} fault cases failed an execution, left inconsistent records, "
+                        "showed a wrong answer or (AnswerFormat=quote) did not quote as they must")
 
 
 def test(args: argparse.Namespace) -> int:

@@ -116,3 +116,39 @@ def test_sam_local_gives_each_function_its_roles_layer():
     assert layers == {"Contextualize": ["CoreLayer", "OfflineLayer"], "Grade": ["CoreLayer", "OpenAILayer"],
                       "Clarify": ["CoreLayer", "OfflineLayer"], "Generate": ["CoreLayer", "ModelLayer"],
                       "Verify": ["CoreLayer", "OfflineLayer"]}
+
+
+def test_the_answer_format_reaches_the_containers_in_a_file_of_its_own(tmp_path, monkeypatch):
+    monkeypatch.setattr(lambda_tier, "STATE", tmp_path)
+    options = lambda_tier._sam_local_options(SimpleNamespace(table_names={}), "bedrock", answer_format="quote")
+    assert "AnswerFormat=quote" in options[options.index("--parameter-overrides") + 1].split()
+    assert json.loads((tmp_path / "sam-env-bedrock-quote.json").read_text())["Parameters"]["MODEL_ANSWER_FORMAT"] == "quote"
+    options = lambda_tier._sam_local_options(SimpleNamespace(table_names={}), "bedrock")
+    assert not any(o.startswith("AnswerFormat=") for o in options[options.index("--parameter-overrides") + 1].split())
+
+
+def _quote_row(fault: str, status: str, tools: list[str]) -> dict:
+    return {"fault": fault, "status": status, "reason": None, "tools": tools, "turn_id": "t-0", "thread_id": "th"}
+
+
+def test_a_quoted_answer_must_be_a_sentence_of_its_cited_chunk(monkeypatch):
+    from insurance_agent.models.chunks import RetrievedChunk
+    from insurance_agent.quotes import quote_claim
+    from insurance_agent.store import turns
+
+    chunk = RetrievedChunk(chunk_id="health#2", file_id="health", title="بیمه تکمیلی درمان", tenant_id="t", score=1.0,
+                           text="دوره انتظار زایمان ۹ ماه است. هزینه عینک پوشش ندارد.")
+    quoted = quote_claim(chunk, "دوره انتظار زایمان ۹ ماه است.", "fa")
+    written = quoted.model_copy(update={"text": quoted.text.replace("۹ ماه", "شش ماه")})
+    parts = {}
+    monkeypatch.setattr(turns, "get_parts", lambda turn_id, thread_id: parts)
+    for claim, problems in ((quoted, 0), (written, 1)):
+        parts.clear()
+        parts.update({"chunks": [chunk.model_dump()],
+                      "draft": {"result": {"answer": claim.text, "claims": [claim.model_dump()], "answered": True,
+                                                      "confidence": 1.0}}})
+        assert len(lambda_tier.quote_problems(_quote_row("quote: no fault", "answer", ["QuotedAnswer"]))) == problems
+    # A composed draft, or a hand-off where a quote was due, is a problem before any text is read.
+    assert lambda_tier.quote_problems(_quote_row("quote: no fault", "escalate", ["QuotedAnswer"]))
+    assert lambda_tier.quote_problems(_quote_row("quote: prose instead of a tool call", "escalate", ["GroundedAnswer"]))
+    assert not lambda_tier.quote_problems(_quote_row("quote: prose instead of a tool call", "escalate", ["QuotedAnswer"]))
