@@ -1,6 +1,6 @@
 """Cold start of every function, measured in the python3.12 base image with exactly its own packages.
 
-    python benchmarks/cold_start.py [--runs 3] [--invokes 3] [--providers local,bedrock] [--skip-init]
+    python benchmarks/cold_start.py [--runs 3] [--invokes 3] [--providers offline,bedrock] [--skip-init]
 
 Needs `make lambda-up` and a `sam build` (make sam-build or make test-lambda). Every figure is the
 median of --runs fresh containers, next to a bare `import boto3` measured in the same run, so read
@@ -49,7 +49,7 @@ sys.path[:0] = [str(ROOT / "local"), str(ROOT / "tools")]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import yaml  # noqa: E402
-from agent_local.template import load_template, resources_of_type  # noqa: E402
+from agent_local.template import load_template, resolve, resources_of_type  # noqa: E402
 from package_sizes import BASE_IMAGE, folder_bytes, image_mb, layers_of  # noqa: E402
 
 BUILD = ROOT / ".aws-sam" / "build"
@@ -132,18 +132,17 @@ def function_env(template: dict[str, Any], logical: str, parameters: dict[str, s
     variables |= resource.get("Environment", {}).get("Variables", {})
     env = dict(LAMBDA_ENV)
     for name, value in variables.items():
-        if isinstance(value, dict) and "Fn::If" in value:
-            condition = value["Fn::If"][0]
-            if condition != "HasLocalEndpoint":
-                raise SystemExit(f"unexpected condition {condition} in {logical}'s environment")
+        if isinstance(value, dict) and value.get("Fn::If", [None])[0] == "HasLocalEndpoint":
             if endpoint:
                 env[name] = endpoint
             continue
-        if isinstance(value, dict) and "Ref" in value:
-            ref = value["Ref"]
-            # a table's name, a parameter's value, else the logical id (what `sam local` gives)
-            value = tables[ref] if ref in tables else parameters.get(ref, ref)
-        env[name] = str(value)
+        if isinstance(value, dict) and value.get("Ref") in tables:
+            env[name] = tables[value["Ref"]]
+            continue
+        # a parameter's value or a condition's branch, as the template resolves them (AWS::NoValue: unset)
+        resolved = resolve(template, parameters, value)
+        if resolved is not None:
+            env[name] = resolved
     memory = resource.get("MemorySize", template["Globals"]["Function"].get("MemorySize", 128))
     env |= {"AWS_LAMBDA_FUNCTION_NAME": logical, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(memory),
             "_HANDLER": resource.get("Handler", "app.lambda_handler")}
@@ -166,7 +165,7 @@ def import_rows(template: dict[str, Any], provider: str, runs: int) -> tuple[tup
     for logical, resource in resources_of_type(template, "AWS::Serverless::Function").items():
         if resource["Properties"].get("PackageType") == "Image":
             continue
-        layers = layers_of(resource, provider)
+        layers = layers_of(template, resource, provider)
         mounts = mounts_of(BUILD / logical, opt_folder(layers))
         env = static_env(template, logical, provider)
         size = (folder_bytes(BUILD / logical) + sum(folder_bytes(BUILD / layer) for layer in layers)) / 1e6
@@ -326,7 +325,7 @@ def init_rows(template: dict[str, Any], runs: int, invokes: int) -> tuple[dict[s
                 if properties.get("PackageType") == "Image":
                     image, mounts = _image_uri(built, logical), []
                 else:
-                    image, mounts = BASE_IMAGE, mounts_of(BUILD / logical, opt_folder(layers_of(functions[logical], "offline")))
+                    image, mounts = BASE_IMAGE, mounts_of(BUILD / logical, opt_folder(layers_of(template, functions[logical], "offline")))
                 figures = run_container(image=image, mounts=mounts, env=env, event=event, invokes=invokes)
                 response = figures.pop("response")
                 if not (isinstance(response, dict) and response.get("trace", {}).get("path")):
@@ -386,7 +385,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="fresh containers per figure (median)")
     parser.add_argument("--invokes", type=int, default=3, help="invocations per container (first + warm)")
-    parser.add_argument("--providers", default="local,bedrock")
+    parser.add_argument("--providers", default="offline,bedrock")
     parser.add_argument("--skip-import", action="store_true")
     parser.add_argument("--skip-init", action="store_true")
     parser.add_argument("--json", help="also write the figures to this file")
@@ -425,7 +424,7 @@ def main() -> int:
             if functions[logical]["Properties"].get("PackageType") == "Image":
                 size, label = image_mb(BUILD, logical) or 0.0, f"{logical} (image)"
             else:
-                layers = layers_of(functions[logical], "offline")
+                layers = layers_of(template, functions[logical], "offline")
                 size = (folder_bytes(BUILD / logical) + sum(folder_bytes(BUILD / layer) for layer in layers)) / 1e6
                 label = logical
             print(f"| {label} | {size:.0f} | {row['init_ms']:.0f} | {row['init_ratio']:.2f} | {row['first_ms']:.0f} | "
