@@ -575,14 +575,23 @@ def timed_out(calls: list[dict[str, Any]]) -> bool:
     return any(call.get("abandoned") for call in calls)
 
 
+def stored_draft(stored: dict[str, Any]) -> tuple[Any, list[Any]] | None:
+    """The draft (GenerateResult) and the chunks a turn's stored parts hold; None without a draft."""
+    from insurance_agent.models.chunks import RetrievedChunk
+    from insurance_agent.models.roles import GenerateResult
+
+    if not (stored.get("draft") or {}).get("result"):
+        return None
+    return (GenerateResult.model_validate(stored["draft"]["result"]),
+            [RetrievedChunk.model_validate(chunk) for chunk in stored.get("chunks", [])])
+
+
 def guard_problems(reply: dict[str, Any], thread_id: str) -> list[str]:
     """The guards applied again to an answer the user was shown, from the turn's stored draft and
     chunks: citations retrieved this turn, figures in the cited chunks, the turn's language (none is
     the pass). Small talk may state no figure."""
     if reply.get("status") != "answer":
         return []
-    from insurance_agent.models.chunks import RetrievedChunk
-    from insurance_agent.models.roles import GenerateResult
     from insurance_agent.policy.guards import check_draft
     from insurance_agent.store import turns
     from insurance_agent.text import numbers_in
@@ -591,10 +600,10 @@ def guard_problems(reply: dict[str, Any], thread_id: str) -> list[str]:
         figures = numbers_in(reply.get("message") or "")
         return [f"small talk states figures {sorted(figures)}"] if figures else []
     stored = turns.get_parts(reply["turn_id"], thread_id)
-    if not (stored.get("draft") or {}).get("result"):
+    draft = stored_draft(stored)
+    if draft is None:
         return ["an answer without a stored draft"]
-    result = GenerateResult.model_validate(stored["draft"]["result"])
-    chunks = [RetrievedChunk.model_validate(chunk) for chunk in stored.get("chunks", [])]
+    result, chunks = draft
     problems = check_draft(result, chunks, calculator_results=result.calculations, language=reply.get("language"),
                            question=(stored.get("query") or "",))
     cited = {citation["chunk_id"] for citation in reply.get("citations") or []}
@@ -658,8 +667,6 @@ def run_faults(stack, endpoint, cases: list[tuple[str, str, str, int, float]],  
 def quote_problems(row: dict[str, Any]) -> list[str]:
     """What is wrong with a QUOTE_CASES row: a case of QUOTE_ANSWERS that did not answer, a turn whose
     Generate did not ask for a pick, an answer that is not sentences of its cited chunks verbatim."""
-    from insurance_agent.models.chunks import RetrievedChunk
-    from insurance_agent.models.roles import GenerateResult
     from insurance_agent.quotes import quotable_sentences, strip_frame
     from insurance_agent.store import turns
     from insurance_agent.text import display_text
@@ -670,11 +677,11 @@ def quote_problems(row: dict[str, Any]) -> list[str]:
         problems.append(f"expected a quoted answer, got {row['status']} ({row['reason']})")
     if row["status"] != "answer":
         return problems
-    stored = turns.get_parts(row["turn_id"], row["thread_id"])
-    if not (stored.get("draft") or {}).get("result"):
+    draft = stored_draft(turns.get_parts(row["turn_id"], row["thread_id"]))
+    if draft is None:
         return [*problems, "an answer without a stored draft"]
-    result = GenerateResult.model_validate(stored["draft"]["result"])
-    chunks = {chunk.chunk_id: chunk for chunk in map(RetrievedChunk.model_validate, stored.get("chunks", []))}
+    result, retrieved = draft
+    chunks = {chunk.chunk_id: chunk for chunk in retrieved}
     titles = [chunk.title for chunk in chunks.values()]
     if not result.claims:
         problems.append("a quoted answer without its quote")
